@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
+/*
+ * hybridio/policy.h - the Hybrid-IO policy core.
+ *
+ * One pure, allocation-free function, hio_policy_decide(), routes a single
+ * read or write request to the buffered, direct or uncached-buffered
+ * (RWF_DONTCACHE) path and, for direct requests, plans how the request is
+ * cut: an unaligned head and tail through the page cache, an aligned body
+ * direct, and whether the body must be copied through an aligned bounce
+ * buffer because the caller's memory is misaligned.
+ *
+ * The same header is compiled into libhybridio (C and C++) and into the
+ * hybridfs kernel module, so it is freestanding C: no libc, no floating
+ * point, no division, no allocation, no global state.  Every function is
+ * static inline and safe to call from any thread or context concurrently.
+ *
+ * Every rule that can decide is named by enum hio_rule and documented in
+ * docs/policy.md, in the order hio_policy_decide() applies them.
+ */
+#ifndef HYBRIDIO_POLICY_H
+#define HYBRIDIO_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+typedef u64 hio_u64;
+typedef u32 hio_u32;
+typedef s64 hio_s64;
+typedef unsigned long hio_uptr;
+#else
+#include <stdbool.h>
+#include <stdint.h>
+typedef uint64_t hio_u64;
+typedef uint32_t hio_u32;
+typedef int64_t hio_s64;
+typedef uintptr_t hio_uptr;
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the caller asks for. */
+enum hio_op { HIO_OP_READ = 0, HIO_OP_WRITE = 1 };
+
+/* Where (the body of) a request goes. */
+enum hio_path {
+	HIO_PATH_BUFFERED = 0,  /* through the page cache */
+	HIO_PATH_DIRECT = 1,    /* O_DIRECT / IOCB_DIRECT */
+	HIO_PATH_DONTCACHE = 2, /* buffered, pages dropped after I/O (RWF_DONTCACHE) */
+	HIO_PATH_COUNT = 3
+};
+
+/* The configured policy: hybrid decides per request, the others force a path. */
+enum hio_mode {
+	HIO_MODE_HYBRID = 0,
+	HIO_MODE_BUFFERED = 1,
+	HIO_MODE_DIRECT = 2,
+	HIO_MODE_DONTCACHE = 3
+};
+
+/* The rule that made a decision; the order is the order of evaluation. */
+enum hio_rule {
+	HIO_RULE_CALLER_DIRECT = 0,    /* file opened O_DIRECT by the caller: never switched */
+	HIO_RULE_FORCED_BUFFERED,      /* mode buffered */
+	HIO_RULE_EMPTY,                /* zero-length request, or a read at/after EOF */
+	HIO_RULE_APPEND,               /* O_APPEND write: offset unknown until the kernel picks it */
+	HIO_RULE_MAPPED,               /* file is mmap'ed: keep one coherent copy in the cache */
+	HIO_RULE_NO_DIRECT,            /* file or filesystem refuses O_DIRECT, or alignment unknown */
+	HIO_RULE_FORCED_DONTCACHE,     /* mode dontcache */
+	HIO_RULE_READ_CACHED,          /* read of a range that is (mostly) in the page cache */
+	HIO_RULE_WRITE_DIRTY,          /* overwrite of a range that is (mostly) dirty in the cache */
+	HIO_RULE_SMALL,                /* below the (effective) size threshold */
+	HIO_RULE_UNALIGNED,            /* no aligned body large enough to be worth a direct I/O */
+	HIO_RULE_FORCED_DIRECT,        /* mode direct */
+	HIO_RULE_WRITE_SIZE,           /* write at or above the write threshold */
+	HIO_RULE_READ_SIZE,            /* read at or above the read threshold */
+	HIO_RULE_SYNC_WRITE,           /* O_SYNC/O_DSYNC write above the lower sync threshold */
+	HIO_RULE_SEQUENTIAL,           /* long sequential stream above the stream threshold */
+	HIO_RULE_PRESSURE,             /* memory pressure lowered the threshold */
+	HIO_RULE_COUNT
+};
+
+/* Facts about the open file (hio_request.file_flags). */
+#define HIO_FILE_APPEND        0x01u /* opened O_APPEND */
+#define HIO_FILE_SYNC          0x02u /* opened O_SYNC or O_DSYNC */
+#define HIO_FILE_MAPPED        0x04u /* a shared or private mapping of the file exists */
+#define HIO_FILE_NO_DIRECT     0x08u /* O_DIRECT was refused for this file */
+#define HIO_FILE_CALLER_DIRECT 0x10u /* the caller itself opened the file O_DIRECT */
+#define HIO_FILE_DONTCACHE_OK  0x20u /* RWF_DONTCACHE works on this file */
+
+/* Unknown page counts (no cache probe was run or none is available). */
+#define HIO_PAGES_UNKNOWN ((hio_s64)-1)
+
+/* Tunables; hio_policy_config_defaults() gives the documented defaults. */
+struct hio_policy_config {
+	enum hio_mode mode;
+	hio_u64 write_threshold;      /* hybrid: writes >= this go direct (Lustre: 2 MiB) */
+	hio_u64 read_threshold;       /* hybrid: reads >= this go direct (Lustre: 8 MiB) */
+	hio_u64 sync_write_threshold; /* hybrid: O_SYNC/O_DSYNC writes >= this go direct */
+	hio_u64 stream_threshold;     /* hybrid: requests >= this in a sequential stream go direct */
+	hio_u32 stream_min_run;       /* ... once the stream has this many sequential predecessors */
+	hio_u32 pressure_high;        /* pressure (0-100) at which thresholds are divided ... */
+	hio_u32 pressure_shift;       /* ... by 2^pressure_shift */
+	hio_u32 cached_percent;       /* reads: stay buffered if >= this % of the range is cached */
+	hio_u32 dirty_percent;        /* writes: stay buffered if >= this % of the range is dirty */
+	hio_u32 min_body_percent;     /* a split is worth it if the body is >= this % of the request */
+	hio_u32 page_size;            /* power of two; head/tail cuts fall on page boundaries */
+	hio_u64 dontcache_threshold;  /* hybrid: large but undirectable requests >= this go DONTCACHE */
+};
+
+/* One request and everything known about it when it is decided. */
+struct hio_request {
+	enum hio_op op;
+	hio_u64 offset;      /* file offset */
+	hio_u64 length;      /* bytes asked for */
+	hio_uptr buf_addr;   /* caller's buffer address */
+	hio_u32 mem_align;   /* STATX_DIOALIGN stx_dio_mem_align; 0 = unknown */
+	hio_u32 offset_align;/* STATX_DIOALIGN stx_dio_offset_align; 0 = unknown */
+	hio_u64 file_size;   /* current size (reads are clamped to it) */
+	hio_s64 cached_pages;/* pages of the range in the cache, or HIO_PAGES_UNKNOWN */
+	hio_s64 dirty_pages; /* dirty pages of the range, or HIO_PAGES_UNKNOWN */
+	hio_u32 pressure;    /* memory pressure 0 (none) .. 100 (writers being throttled) */
+	hio_u32 seq_run;     /* sequential predecessors of this request in its stream */
+	hio_u32 file_flags;  /* HIO_FILE_* */
+};
+
+/*
+ * The decision.  The request [offset, offset + length) is cut into
+ * head_len + body_len + tail_len bytes (possibly shortened for reads past
+ * EOF: the three never extend past file_size for reads).  Head and tail,
+ * when non-zero, take the buffered path; the body takes `path`.  When
+ * `bounce` is set, the body's memory is not aligned and must be staged
+ * through an aligned buffer.  For non-direct decisions the whole request
+ * is the body and head_len == tail_len == 0.
+ */
+struct hio_decision {
+	enum hio_path path;
+	enum hio_rule rule;
+	hio_u64 head_len;
+	hio_u64 body_len;
+	hio_u64 tail_len;
+	bool bounce;
+	bool split; /* head_len or tail_len is non-zero */
+};
+
+#define HIO_KIB ((hio_u64)1024)
+#define HIO_MIB (HIO_KIB * 1024)
+
+static inline void hio_policy_config_defaults(struct hio_policy_config *c)
+{
+	c->mode = HIO_MODE_HYBRID;
+	c->write_threshold = 2 * HIO_MIB;
+	c->read_threshold = 8 * HIO_MIB;
+	c->sync_write_threshold = 256 * HIO_KIB;
+	c->stream_threshold = 1 * HIO_MIB;
+	c->stream_min_run = 4;
+	c->pressure_high = 80;
+	c->pressure_shift = 2;
+	c->cached_percent = 50;
+	c->dirty_percent = 25;
+	c->min_body_percent = 50;
+	c->page_size = 4096;
+	c->dontcache_threshold = 1 * HIO_MIB;
+}
+
+static inline const char *hio_path_name(enum hio_path p)
+{
+	switch (p) {
+	case HIO_PATH_BUFFERED: return "buffered";
+	case HIO_PATH_DIRECT: return "direct";
+	case HIO_PATH_DONTCACHE: return "dontcache";
+	default: return "?";
+	}
+}
+
+static inline const char *hio_mode_name(enum hio_mode m)
+{
+	switch (m) {
+	case HIO_MODE_HYBRID: return "hybrid";
+	case HIO_MODE_BUFFERED: return "buffered";
+	case HIO_MODE_DIRECT: return "direct";
+	case HIO_MODE_DONTCACHE: return "dontcache";
+	default: return "?";
+	}
+}
+
+static inline const char *hio_rule_name(enum hio_rule r)
+{
+	switch (r) {
+	case HIO_RULE_CALLER_DIRECT: return "caller_direct";
+	case HIO_RULE_FORCED_BUFFERED: return "forced_buffered";
+	case HIO_RULE_EMPTY: return "empty";
+	case HIO_RULE_APPEND: return "append";
+	case HIO_RULE_MAPPED: return "mapped";
+	case HIO_RULE_NO_DIRECT: return "no_direct";
+	case HIO_RULE_FORCED_DONTCACHE: return "forced_dontcache";
+	case HIO_RULE_READ_CACHED: return "read_cached";
+	case HIO_RULE_WRITE_DIRTY: return "write_dirty";
+	case HIO_RULE_SMALL: return "small";
+	case HIO_RULE_UNALIGNED: return "unaligned";
+	case HIO_RULE_FORCED_DIRECT: return "forced_direct";
+	case HIO_RULE_WRITE_SIZE: return "write_size";
+	case HIO_RULE_READ_SIZE: return "read_size";
+	case HIO_RULE_SYNC_WRITE: return "sync_write";
+	case HIO_RULE_SEQUENTIAL: return "sequential";
+	case HIO_RULE_PRESSURE: return "pressure";
+	default: return "?";
+	}
+}
+
+static inline bool hio_is_pow2(hio_u64 v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* Number of pages of size `page` (a power of two) touched by [off, off+len). */
+static inline hio_u64 hio_range_pages(hio_u64 off, hio_u64 len, hio_u32 page)
+{
+	hio_u64 mask = (hio_u64)page - 1;
+
+	if (len == 0)
+		return 0;
+	return (((off + len + mask) & ~mask) - (off & ~mask)) >> __builtin_ctzll(page);
+}
+
+/* part * 100 >= whole * percent, without division (and without overflow for sane sizes). */
+static inline bool hio_at_least_percent(hio_u64 part, hio_u64 whole, hio_u32 percent)
+{
+	return part * 100 >= whole * percent;
+}
+
+static inline void hio_decide_whole(struct hio_decision *d, enum hio_path path,
+				    enum hio_rule rule, hio_u64 length)
+{
+	d->path = path;
+	d->rule = rule;
+	d->head_len = 0;
+	d->body_len = length;
+	d->tail_len = 0;
+	d->bounce = false;
+	d->split = false;
+}
+
+/* Large enough to be worth DONTCACHE when direct is impossible, and supported? */
+static inline bool hio_dontcache_fits(const struct hio_policy_config *c,
+				      const struct hio_request *r, hio_u64 len)
+{
+	return (r->file_flags & HIO_FILE_DONTCACHE_OK) && len >= c->dontcache_threshold;
+}
+
+/*
+ * Plan a direct I/O of [offset, offset + len): cut at page (and device)
+ * alignment.  Returns false when no worthwhile aligned body exists.
+ */
+static inline bool hio_plan_direct(const struct hio_policy_config *c,
+				   const struct hio_request *r, hio_u64 len,
+				   bool forced, struct hio_decision *d)
+{
+	hio_u64 cut = c->page_size;
+	hio_u64 start, end, body, mask;
+
+	if (r->offset_align > cut)
+		cut = r->offset_align;
+	mask = cut - 1;
+	start = (r->offset + mask) & ~mask;
+	end = (r->offset + len) & ~mask;
+	if (end <= start)
+		return false;
+	body = end - start;
+	/* A forced-direct policy takes any aligned body; hybrid wants most of the request. */
+	if (!forced && !hio_at_least_percent(body, len, c->min_body_percent))
+		return false;
+	d->path = HIO_PATH_DIRECT;
+	d->head_len = start - r->offset;
+	d->body_len = body;
+	d->tail_len = r->offset + len - end;
+	d->split = d->head_len != 0 || d->tail_len != 0;
+	d->bounce = ((r->buf_addr + d->head_len) & ((hio_uptr)r->mem_align - 1)) != 0;
+	return true;
+}
+
+/*
+ * Decide one request.  Pure: reads only its arguments, writes only *d.
+ * Returns d->path for convenience.
+ */
+static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
+					      const struct hio_request *r,
+					      struct hio_decision *d)
+{
+	hio_u64 len = r->length;
+	hio_u64 threshold, pages;
+	enum hio_rule size_rule;
+	bool is_write = r->op == HIO_OP_WRITE;
+	bool forced = c->mode == HIO_MODE_DIRECT;
+
+	if (r->file_flags & HIO_FILE_CALLER_DIRECT) {
+		hio_decide_whole(d, HIO_PATH_DIRECT, HIO_RULE_CALLER_DIRECT, len);
+		return d->path;
+	}
+	if (c->mode == HIO_MODE_BUFFERED) {
+		hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_FORCED_BUFFERED, len);
+		return d->path;
+	}
+	if (!is_write) {
+		/* Reads never look past EOF: the kernel returns what is there. */
+		if (r->offset >= r->file_size)
+			len = 0;
+		else if (len > r->file_size - r->offset)
+			len = r->file_size - r->offset;
+	}
+	if (len == 0) {
+		hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_EMPTY, r->length);
+		return d->path;
+	}
+	if (is_write && (r->file_flags & HIO_FILE_APPEND)) {
+		hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_APPEND, r->length);
+		return d->path;
+	}
+	if (r->file_flags & HIO_FILE_MAPPED) {
+		hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_MAPPED, r->length);
+		return d->path;
+	}
+	if (c->mode == HIO_MODE_DONTCACHE) {
+		hio_decide_whole(d, (r->file_flags & HIO_FILE_DONTCACHE_OK) ?
+				 HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED,
+				 HIO_RULE_FORCED_DONTCACHE, r->length);
+		return d->path;
+	}
+	if ((r->file_flags & HIO_FILE_NO_DIRECT) || !hio_is_pow2(r->mem_align) ||
+	    !hio_is_pow2(r->offset_align) || !hio_is_pow2(c->page_size)) {
+		bool dc = !forced && hio_dontcache_fits(c, r, len);
+
+		hio_decide_whole(d, dc ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED,
+				 HIO_RULE_NO_DIRECT, r->length);
+		return d->path;
+	}
+
+	if (!forced) {
+		pages = hio_range_pages(r->offset, len, c->page_size);
+		if (!is_write && r->cached_pages > 0 &&
+		    hio_at_least_percent((hio_u64)r->cached_pages, pages, c->cached_percent)) {
+			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED, r->length);
+			return d->path;
+		}
+		if (is_write && r->dirty_pages > 0 &&
+		    hio_at_least_percent((hio_u64)r->dirty_pages, pages, c->dirty_percent)) {
+			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_WRITE_DIRTY, r->length);
+			return d->path;
+		}
+
+		threshold = is_write ? c->write_threshold : c->read_threshold;
+		size_rule = is_write ? HIO_RULE_WRITE_SIZE : HIO_RULE_READ_SIZE;
+		if (is_write && (r->file_flags & HIO_FILE_SYNC) &&
+		    c->sync_write_threshold < threshold) {
+			threshold = c->sync_write_threshold;
+			size_rule = HIO_RULE_SYNC_WRITE;
+		}
+		if (r->seq_run >= c->stream_min_run && c->stream_threshold < threshold) {
+			threshold = c->stream_threshold;
+			size_rule = HIO_RULE_SEQUENTIAL;
+		}
+		if (r->pressure >= c->pressure_high &&
+		    (threshold >> c->pressure_shift) < threshold) {
+			threshold >>= c->pressure_shift;
+			size_rule = HIO_RULE_PRESSURE;
+		}
+		if (len < threshold) {
+			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_SMALL, r->length);
+			return d->path;
+		}
+	} else {
+		size_rule = HIO_RULE_FORCED_DIRECT;
+	}
+
+	if (!hio_plan_direct(c, r, len, forced, d)) {
+		bool dc = !forced && hio_dontcache_fits(c, r, len);
+
+		hio_decide_whole(d, dc ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED,
+				 HIO_RULE_UNALIGNED, r->length);
+		return d->path;
+	}
+	d->rule = size_rule;
+	return d->path;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HYBRIDIO_POLICY_H */
