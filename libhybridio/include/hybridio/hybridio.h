@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hybridio/hybridio.h - the Hybrid-IO C API.
+ *
+ * A hio_file wraps one open regular file.  Each read or write is routed by
+ * the policy (see hybridio/policy.h and docs/policy.md) to the page cache,
+ * to direct I/O through a lazily opened O_DIRECT twin of the file, or to
+ * uncached buffered I/O (RWF_DONTCACHE), and always leaves exactly the bytes
+ * a plain POSIX program would have left.
+ *
+ * Errors: functions return 0 (or a byte count) on success and a negative
+ * errno value on failure; errno itself is left as the caller set it.
+ *
+ * Threads: hio_pread/hio_pwrite/hio_fsync on one hio_file may run from many
+ * threads at once.  hio_read/hio_write share the file position like read(2)
+ * and write(2) on one descriptor.  hio_close must not race with any other
+ * call on the same hio_file.
+ *
+ * Configuration comes from the environment (HYBRIDIO_POLICY,
+ * HYBRIDIO_WRITE_THRESHOLD, HYBRIDIO_READ_THRESHOLD, HYBRIDIO_STATS,
+ * HYBRIDIO_TRACE, HYBRIDIO_LOG, HYBRIDIO_CONFIG, ...), read once on first
+ * use; see docs/configuration.md.
+ */
+#ifndef HYBRIDIO_HYBRIDIO_H
+#define HYBRIDIO_HYBRIDIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hybridio/policy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HYBRIDIO_VERSION_MAJOR 0
+#define HYBRIDIO_VERSION_MINOR 1
+#define HYBRIDIO_STATS_SCHEMA "hybridio-stats/1"
+
+/* Marks the exported API; everything else in the library is hidden. */
+#if defined(__GNUC__)
+#define HIO_API __attribute__((visibility("default")))
+#else
+#define HIO_API
+#endif
+
+typedef struct hio_file hio_file;
+
+/* Opens `path` like open(2) (O_CLOEXEC is always added). */
+HIO_API int hio_open(const char *path, int flags, mode_t mode, hio_file **out);
+
+/*
+ * Wraps an already open descriptor.  With `owns_fd` the descriptor is closed
+ * by hio_close; otherwise it stays open and belongs to the caller.
+ */
+HIO_API int hio_adopt(int fd, int owns_fd, hio_file **out);
+
+/* The caller-visible (buffered) descriptor, e.g. for fstat or mmap. */
+HIO_API int hio_fd(const hio_file *f);
+
+/* Like pread(2)/pwrite(2): bytes transferred (short at EOF) or -errno. */
+HIO_API ssize_t hio_pread(hio_file *f, void *buf, size_t len, off_t offset);
+HIO_API ssize_t hio_pwrite(hio_file *f, const void *buf, size_t len, off_t offset);
+
+/* Like read(2)/write(2): use and advance the descriptor's file position. */
+HIO_API ssize_t hio_read(hio_file *f, void *buf, size_t len);
+HIO_API ssize_t hio_write(hio_file *f, const void *buf, size_t len);
+
+/* Durability: all data written through any path reaches stable storage. */
+HIO_API int hio_fsync(hio_file *f);
+HIO_API int hio_fdatasync(hio_file *f);
+
+/* ftruncate(2). */
+HIO_API int hio_ftruncate(hio_file *f, off_t length);
+
+/*
+ * Tells the policy that the file is (or no longer is) memory-mapped, so
+ * that it keeps all I/O in the page cache while a mapping exists.
+ */
+HIO_API void hio_set_mapped(hio_file *f, int mapped);
+
+/* Closes the file (and its direct twin); returns close(2)'s result. */
+HIO_API int hio_close(hio_file *f);
+
+/* Process-wide counters since start (or the last hio_stats_reset). */
+struct hio_stats {
+	uint64_t requests[2][HIO_PATH_COUNT]; /* [HIO_OP_*][HIO_PATH_*] */
+	uint64_t bytes[2][HIO_PATH_COUNT];
+	uint64_t rule_requests[HIO_RULE_COUNT];
+	uint64_t rule_bytes[HIO_RULE_COUNT];
+	uint64_t splits;              /* requests cut into head/body/tail */
+	uint64_t bounces;             /* direct bodies staged through an aligned buffer */
+	uint64_t bounce_bytes;
+	uint64_t direct_open_refused; /* files whose O_DIRECT twin could not be opened */
+	uint64_t direct_io_refused;   /* files whose first direct I/O failed with EINVAL */
+	uint64_t dontcache_refused;   /* files on which RWF_DONTCACHE was refused */
+	uint64_t probe_cachestat;     /* cache probes by cachestat(2) */
+	uint64_t probe_mincore;       /* cache probes by mmap + mincore(2) */
+	uint64_t probe_failed;        /* probes that could not answer */
+	uint64_t fsyncs;
+};
+
+HIO_API void hio_stats_get(struct hio_stats *out);
+HIO_API void hio_stats_reset(void);
+
+/* Writes the counters as JSON (schema HYBRIDIO_STATS_SCHEMA) to `path`. */
+HIO_API int hio_stats_write_json(const char *path);
+
+/* The effective policy configuration (after environment and config file). */
+HIO_API void hio_policy_get(struct hio_policy_config *out);
+
+/* Replaces the policy configuration for all files, e.g. from a program's own options. */
+HIO_API void hio_policy_set(const struct hio_policy_config *cfg);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HYBRIDIO_HYBRIDIO_H */

@@ -1,0 +1,104 @@
+// c_api.cc - the C API (hybridio/hybridio.h) over the engine's File.
+#include <cerrno>
+
+#include "file.h"
+#include "hybridio/hybridio.h"
+#include "runtime.h"
+
+using hybridio::File;
+using hybridio::Runtime;
+
+struct hio_file {
+  File* file;
+};
+
+namespace {
+
+int wrap(int err, File* f, hio_file** out) {
+  if (err) return err;
+  hio_file* h = new (std::nothrow) hio_file{f};
+  if (!h) {
+    delete f;
+    return -ENOMEM;
+  }
+  *out = h;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int hio_open(const char* path, int flags, mode_t mode, hio_file** out) {
+  if (!path || !out) return -EINVAL;
+  File* f = nullptr;
+  return wrap(File::open(path, flags, mode, &f), f, out);
+}
+
+int hio_adopt(int fd, int owns_fd, hio_file** out) {
+  if (!out) return -EINVAL;
+  File* f = nullptr;
+  return wrap(File::adopt(fd, owns_fd != 0, &f), f, out);
+}
+
+int hio_fd(const hio_file* f) { return f ? f->file->fd() : -EBADF; }
+
+ssize_t hio_pread(hio_file* f, void* buf, size_t len, off_t offset) {
+  if (!f) return -EBADF;
+  if (offset < 0) return -EINVAL;
+  return f->file->pread(buf, len, static_cast<uint64_t>(offset));
+}
+
+ssize_t hio_pwrite(hio_file* f, const void* buf, size_t len, off_t offset) {
+  if (!f) return -EBADF;
+  if (offset < 0) return -EINVAL;
+  return f->file->pwrite(buf, len, static_cast<uint64_t>(offset));
+}
+
+ssize_t hio_read(hio_file* f, void* buf, size_t len) { return f ? f->file->read(buf, len) : -EBADF; }
+
+ssize_t hio_write(hio_file* f, const void* buf, size_t len) {
+  return f ? f->file->write(buf, len) : -EBADF;
+}
+
+int hio_fsync(hio_file* f) { return f ? f->file->sync(false) : -EBADF; }
+
+int hio_fdatasync(hio_file* f) { return f ? f->file->sync(true) : -EBADF; }
+
+int hio_ftruncate(hio_file* f, off_t length) {
+  if (!f) return -EBADF;
+  if (length < 0) return -EINVAL;
+  return f->file->truncate(static_cast<uint64_t>(length));
+}
+
+void hio_set_mapped(hio_file* f, int mapped) {
+  if (f) f->file->set_mapped(mapped != 0);
+}
+
+int hio_close(hio_file* f) {
+  if (!f) return -EBADF;
+  int rc = f->file->close();
+  delete f->file;
+  delete f;
+  return rc;
+}
+
+void hio_stats_get(struct hio_stats* out) {
+  if (out) *out = Runtime::get().stats().snapshot();
+}
+
+void hio_stats_reset(void) { Runtime::get().stats().reset(); }
+
+int hio_stats_write_json(const char* path) {
+  return path ? Runtime::get().write_stats(path) : -EINVAL;
+}
+
+void hio_policy_get(struct hio_policy_config* out) {
+  if (out) *out = Runtime::get().policy();
+}
+
+void hio_policy_set(const struct hio_policy_config* cfg) {
+  if (cfg) Runtime::get().set_policy(*cfg);
+}
+
+}  // extern "C"

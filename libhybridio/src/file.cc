@@ -1,0 +1,370 @@
+// file.cc - see file.h.
+#include "file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "aligned_buffer.h"
+#include "cache_probe.h"
+#include "log.h"
+#include "memory_pressure.h"
+#include "runtime.h"
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080  // Linux 6.14+ uapi value
+#endif
+
+namespace hybridio {
+namespace {
+
+// Largest piece handed to one direct system call: Linux caps a single
+// read/write at 0x7ffff000 bytes; stay well below and page aligned.
+constexpr uint64_t kMaxDirectChunk = 1ULL << 30;
+
+ssize_t sys_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, int rwf) {
+  if (rwf == 0) {
+    return op == HIO_OP_READ ? ::pread(fd, buf, len, static_cast<off_t>(offset))
+                             : ::pwrite(fd, buf, len, static_cast<off_t>(offset));
+  }
+  iovec iov{buf, len};
+  return op == HIO_OP_READ ? ::preadv2(fd, &iov, 1, static_cast<off_t>(offset), rwf)
+                           : ::pwritev2(fd, &iov, 1, static_cast<off_t>(offset), rwf);
+}
+
+// The calling thread's bounce buffer, grown on demand and kept for reuse.
+char* bounce_buffer(uint64_t size, uint32_t alignment) {
+  thread_local AlignedBuffer buffer;
+  size_t align = std::max<size_t>(alignment, 4096);
+  if (buffer.size() < size || reinterpret_cast<uintptr_t>(buffer.data()) % align != 0)
+    buffer = AlignedBuffer(size, align);
+  return buffer.data();
+}
+
+ssize_t result_of(uint64_t done, int error) {
+  if (done > 0 || error == 0) return static_cast<ssize_t>(done);
+  return -error;
+}
+
+}  // namespace
+
+File::File(Runtime& rt, int fd, bool owns_fd, int open_flags)
+    : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)) {
+  if (align_.mem_align == 0 || align_.offset_align == 0) no_direct_.store(true);
+}
+
+File::~File() { close(); }
+
+int File::open(const char* path, int flags, mode_t mode, File** out) {
+  int fd = ::open(path, flags | O_CLOEXEC, mode);
+  if (fd < 0) return -errno;
+  int err = adopt(fd, true, out);
+  if (err) ::close(fd);
+  return err;
+}
+
+int File::adopt(int fd, bool owns_fd, File** out) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) return -errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0) return -errno;
+  if (!S_ISREG(st.st_mode)) return -EINVAL;
+  File* f = new (std::nothrow) File(Runtime::get(), fd, owns_fd, flags);
+  if (!f) return -ENOMEM;
+  *out = f;
+  return 0;
+}
+
+uint32_t File::file_flags() const {
+  uint32_t flags = 0;
+  if (open_flags_ & O_APPEND) flags |= HIO_FILE_APPEND;
+  if (open_flags_ & (O_SYNC | O_DSYNC)) flags |= HIO_FILE_SYNC;
+  if (open_flags_ & O_DIRECT) flags |= HIO_FILE_CALLER_DIRECT;
+  if (mapped_.load(std::memory_order_relaxed)) flags |= HIO_FILE_MAPPED;
+  if (no_direct_.load(std::memory_order_relaxed)) flags |= HIO_FILE_NO_DIRECT;
+  if (rt_.config().dontcache && !dontcache_refused_.load(std::memory_order_relaxed))
+    flags |= HIO_FILE_DONTCACHE_OK;
+  return flags;
+}
+
+int File::direct_fd() {
+  int dfd = direct_fd_.load(std::memory_order_acquire);
+  if (dfd >= 0) return dfd;
+  std::lock_guard<std::mutex> lock(twin_mu_);
+  if ((dfd = direct_fd_.load(std::memory_order_relaxed)) >= 0) return dfd;
+  if (no_direct_.load()) return -1;
+  // Re-open the same inode through /proc: the caller's descriptor keeps its
+  // flags untouched (F_GETFL shows nothing new) and the twin is ours alone.
+  int access = open_flags_ & O_ACCMODE;
+  int flags = access | O_DIRECT | O_CLOEXEC | (open_flags_ & (O_SYNC | O_DSYNC));
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd_);
+  dfd = ::open(path, flags);
+  struct stat a, b;
+  if (dfd >= 0 && (fstat(fd_, &a) != 0 || fstat(dfd, &b) != 0 || a.st_dev != b.st_dev ||
+                   a.st_ino != b.st_ino)) {
+    ::close(dfd);
+    dfd = -1;
+    errno = ESTALE;
+  }
+  if (dfd < 0) {
+    HIO_INFO("fd %d: O_DIRECT twin refused (%s); using buffered I/O for this file", fd_,
+             strerror(errno));
+    rt_.stats().add(rt_.stats().direct_open_refused);
+    no_direct_.store(true);
+    return -1;
+  }
+  direct_fd_.store(dfd, std::memory_order_release);
+  return dfd;
+}
+
+hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offset) {
+  hio_request req{};
+  req.op = op;
+  req.offset = offset;
+  req.length = len;
+  req.buf_addr = reinterpret_cast<hio_uptr>(buf);
+  req.mem_align = align_.mem_align;
+  req.offset_align = align_.offset_align;
+  req.file_size = ~0ULL;  // not needed unless the request may go direct
+  req.cached_pages = HIO_PAGES_UNKNOWN;
+  req.dirty_pages = HIO_PAGES_UNKNOWN;
+  req.file_flags = file_flags();
+  // Sequential-stream state: racy under concurrent callers, which only
+  // weakens a heuristic, never correctness.
+  uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
+  uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
+  stream_run_.store(run, std::memory_order_relaxed);
+  req.seq_run = run;
+  return req;
+}
+
+ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
+  const hio_policy_config& cfg = rt_.policy();
+  hio_request req = describe(op, buf, len, offset);
+  hio_decision d;
+
+  // Memory pressure only matters for requests it could push over a threshold.
+  if (cfg.mode == HIO_MODE_HYBRID) {
+    uint64_t lowest = std::min({cfg.write_threshold, cfg.read_threshold, cfg.stream_threshold,
+                                cfg.sync_write_threshold});
+    if (len >= (lowest >> cfg.pressure_shift) && len < std::max(cfg.write_threshold, cfg.read_threshold))
+      req.pressure = memory_pressure();
+  }
+  hio_policy_decide(&cfg, &req, &d);
+
+  // Only a request headed direct is worth probing: the probe can only keep it buffered.
+  if (d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT) {
+    if (op == HIO_OP_READ) {
+      struct stat st;
+      if (fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
+    }
+    if (cfg.mode == HIO_MODE_HYBRID) {
+      CacheState cache = probe_cache(fd_, offset, len);
+      Stats& s = rt_.stats();
+      switch (cache.method) {
+        case ProbeMethod::kCachestat: s.add(s.probe_cachestat); break;
+        case ProbeMethod::kMincore: s.add(s.probe_mincore); break;
+        case ProbeMethod::kNone: s.add(s.probe_failed); break;
+      }
+      req.cached_pages = cache.cached_pages;
+      req.dirty_pages = cache.dirty_pages;
+    }
+    hio_policy_decide(&cfg, &req, &d);
+  }
+  if (rt_.trace().enabled()) rt_.trace().record(fd_, req, d);
+  rt_.stats().count_rule(d.rule, len);
+  return execute(req, d, buf);
+}
+
+ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path) {
+  Stats& s = rt_.stats();
+  if (path == HIO_PATH_DONTCACHE) {
+    ssize_t n = sys_io(op, fd_, buf, len, offset, RWF_DONTCACHE);
+    if (n >= 0) {
+      s.count_request(op, HIO_PATH_DONTCACHE, static_cast<uint64_t>(n));
+      return n;
+    }
+    if (errno != EOPNOTSUPP && errno != EINVAL) return -errno;
+    // Kernel or filesystem without RWF_DONTCACHE: plain buffered, from now on.
+    if (!dontcache_refused_.exchange(true)) s.add(s.dontcache_refused);
+  }
+  ssize_t n = sys_io(op, fd_, buf, len, offset, 0);
+  if (n < 0) return -errno;
+  s.count_request(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
+  return n;
+}
+
+File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset) {
+  Piece p;
+  while (p.done < len) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(len - p.done, kMaxDirectChunk));
+    ssize_t n = sys_io(op, fd_, buf + p.done, chunk, offset + p.done, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      p.error = errno;
+      break;
+    }
+    if (n == 0) break;  // EOF on read
+    p.done += static_cast<uint64_t>(n);
+  }
+  if (p.done) rt_.stats().count_request(op, HIO_PATH_BUFFERED, p.done);
+  return p;
+}
+
+File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce) {
+  Piece p;
+  int dfd = direct_fd();
+  if (dfd < 0) {
+    p.refused = true;
+    return p;
+  }
+  Stats& s = rt_.stats();
+  const uint64_t chunk_max = bounce ? rt_.config().bounce_size : kMaxDirectChunk;
+  char* staging = bounce ? bounce_buffer(chunk_max, align_.mem_align) : nullptr;
+  if (bounce && !staging) {
+    p.refused = true;  // no memory for a bounce buffer: the buffered path needs none
+    return p;
+  }
+  while (p.done < len) {
+    uint64_t chunk = std::min(len - p.done, chunk_max);
+    char* src = bounce ? staging : buf + p.done;
+    if (bounce && op == HIO_OP_WRITE) memcpy(staging, buf + p.done, chunk);
+    ssize_t n = sys_io(op, dfd, src, chunk, offset + p.done, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      // EINVAL before any direct I/O has worked means the file or filesystem
+      // does not support it (alignment was checked); afterwards it is real.
+      if (errno == EINVAL && !direct_proven_.load()) {
+        if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
+        p.refused = true;
+      } else {
+        p.error = errno;
+      }
+      break;
+    }
+    direct_proven_.store(true, std::memory_order_relaxed);
+    if (bounce && op == HIO_OP_READ) memcpy(buf + p.done, staging, static_cast<size_t>(n));
+    p.done += static_cast<uint64_t>(n);
+    // A short transfer (EOF, or a full device) may leave the next offset
+    // unaligned: the caller finishes the rest through the page cache.
+    if (static_cast<uint64_t>(n) < chunk) break;
+  }
+  if (p.done) {
+    s.count_request(op, HIO_PATH_DIRECT, p.done);
+    if (bounce) {
+      s.add(s.bounces);
+      s.add(s.bounce_bytes, p.done);
+    }
+  }
+  return p;
+}
+
+ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) {
+  const hio_op op = req.op;
+  const uint64_t offset = req.offset;
+  if (d.rule == HIO_RULE_CALLER_DIRECT) {
+    // The caller's own O_DIRECT descriptor: exactly its system call, nothing added.
+    ssize_t n = sys_io(op, fd_, buf, req.length, offset, 0);
+    if (n < 0) return -errno;
+    rt_.stats().count_request(op, HIO_PATH_DIRECT, static_cast<uint64_t>(n));
+    return n;
+  }
+  if (d.path != HIO_PATH_DIRECT) return single_buffered(op, buf, req.length, offset, d.path);
+
+  Stats& s = rt_.stats();
+  if (d.split) s.add(s.splits);
+  uint64_t done = 0;
+  if (d.head_len) {
+    Piece head = loop_buffered(op, buf, d.head_len, offset);
+    done += head.done;
+    if (head.done < d.head_len) return result_of(done, head.error);
+  }
+  Piece body = loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
+  done += body.done;
+  if (body.error) return result_of(done, body.error);
+  // Whatever the direct body left (refused, short at EOF or a full disk) and
+  // the tail go through the page cache, which reports EOF or errors itself.
+  const uint64_t end = d.head_len + d.body_len + d.tail_len;
+  if (done < end) {
+    Piece rest = loop_buffered(op, buf + done, end - done, offset + done);
+    done += rest.done;
+    if (rest.error) return result_of(done, rest.error);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+ssize_t File::pread(void* buf, size_t len, uint64_t offset) {
+  if (len > SSIZE_MAX) len = SSIZE_MAX;
+  return transfer(HIO_OP_READ, static_cast<char*>(buf), len, offset);
+}
+
+ssize_t File::pwrite(const void* buf, size_t len, uint64_t offset) {
+  if (len > SSIZE_MAX) len = SSIZE_MAX;
+  // The engine never writes into the caller's buffer on the write path.
+  return transfer(HIO_OP_WRITE, const_cast<char*>(static_cast<const char*>(buf)), len, offset);
+}
+
+ssize_t File::read(void* buf, size_t len) {
+  std::lock_guard<std::mutex> lock(position_mu_);
+  off_t pos = lseek(fd_, 0, SEEK_CUR);
+  if (pos < 0) return -errno;
+  ssize_t n = pread(buf, len, static_cast<uint64_t>(pos));
+  if (n > 0 && lseek(fd_, pos + n, SEEK_SET) < 0) return -errno;
+  return n;
+}
+
+ssize_t File::write(const void* buf, size_t len) {
+  std::lock_guard<std::mutex> lock(position_mu_);
+  if (open_flags_ & O_APPEND) {
+    // The kernel picks the offset and moves the position atomically.
+    hio_request req = describe(HIO_OP_WRITE, static_cast<const char*>(buf), len, 0);
+    hio_decision d;
+    hio_policy_decide(&rt_.policy(), &req, &d);
+    rt_.stats().count_rule(d.rule, len);
+    ssize_t n = ::write(fd_, buf, len);
+    if (n < 0) return -errno;
+    rt_.stats().count_request(HIO_OP_WRITE, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
+    return n;
+  }
+  off_t pos = lseek(fd_, 0, SEEK_CUR);
+  if (pos < 0) return -errno;
+  ssize_t n = pwrite(buf, len, static_cast<uint64_t>(pos));
+  if (n > 0 && lseek(fd_, pos + n, SEEK_SET) < 0) return -errno;
+  return n;
+}
+
+int File::sync(bool data_only) {
+  // Direct writes bypassed the cache but not the device's volatile cache or
+  // the inode's size update: one fsync on any descriptor covers both paths.
+  rt_.stats().add(rt_.stats().fsyncs);
+  int rc = data_only ? ::fdatasync(fd_) : ::fsync(fd_);
+  return rc == 0 ? 0 : -errno;
+}
+
+int File::truncate(uint64_t length) {
+  return ::ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
+}
+
+void File::set_mapped(bool mapped) { mapped_.store(mapped, std::memory_order_relaxed); }
+
+int File::close() {
+  int dfd = direct_fd_.exchange(-1);
+  if (dfd >= 0) ::close(dfd);
+  int rc = 0;
+  if (owns_fd_ && fd_ >= 0) {
+    rc = ::close(fd_);
+    rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
+  }
+  fd_ = -1;
+  return rc;
+}
+
+}  // namespace hybridio

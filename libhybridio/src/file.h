@@ -1,0 +1,88 @@
+// file.h - the engine's synchronous path for one open regular file.
+//
+// A File owns (or borrows) the caller's descriptor, opened buffered, and
+// lazily opens an O_DIRECT twin of the same inode the first time the
+// policy sends a request direct.  Each request is decided by the policy
+// core, then executed as up to three pieces: a buffered head, a direct (or
+// uncached) body, possibly staged through an aligned bounce buffer, and a
+// buffered tail.  The bytes left in the file are exactly those a plain
+// pwrite(2) would have left; a file that refuses O_DIRECT silently falls
+// back to buffered I/O, once, and the fallback is counted.
+//
+// Thread-safety: pread/pwrite/sync may be called concurrently; read/write
+// serialise on the file position; close must not race with other calls.
+// Errors are returned as -errno.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "dio_alignment.h"
+#include "hybridio/policy.h"
+
+namespace hybridio {
+
+class Runtime;
+
+class File {
+ public:
+  // Opens `path`; on success *out owns the new File.  Returns 0 or -errno.
+  static int open(const char* path, int flags, mode_t mode, File** out);
+  // Wraps `fd` (opened by the caller); closes it in close() if `owns_fd`.
+  static int adopt(int fd, bool owns_fd, File** out);
+
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  int fd() const { return fd_; }
+  ssize_t pread(void* buf, size_t len, uint64_t offset);
+  ssize_t pwrite(const void* buf, size_t len, uint64_t offset);
+  ssize_t read(void* buf, size_t len);
+  ssize_t write(const void* buf, size_t len);
+  int sync(bool data_only);
+  int truncate(uint64_t length);
+  void set_mapped(bool mapped);
+  // Closes the twin and (if owned) the descriptor; returns close(2)'s result.
+  int close();
+
+  const DioAlignment& alignment() const { return align_; }
+
+ private:
+  File(Runtime& rt, int fd, bool owns_fd, int open_flags);
+
+  struct Piece {
+    uint64_t done = 0;     // bytes transferred
+    int error = 0;         // errno of the failure that stopped it, 0 if none
+    bool refused = false;  // direct I/O refused (EINVAL on first use): redo buffered
+  };
+
+  ssize_t transfer(hio_op op, char* buf, size_t len, uint64_t offset);
+  hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset);
+  ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
+  ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
+  Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
+  Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  int direct_fd();
+  uint32_t file_flags() const;
+
+  Runtime& rt_;
+  int fd_;
+  const bool owns_fd_;
+  const int open_flags_;
+  DioAlignment align_;
+  std::mutex twin_mu_;
+  std::atomic<int> direct_fd_{-1};
+  std::atomic<bool> no_direct_{false};       // twin refused or first direct I/O gave EINVAL
+  std::atomic<bool> direct_proven_{false};   // a direct I/O has succeeded on this file
+  std::atomic<bool> dontcache_refused_{false};
+  std::atomic<bool> mapped_{false};
+  std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
+  std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
+  std::mutex position_mu_;                   // read()/write() position updates
+};
+
+}  // namespace hybridio

@@ -1,0 +1,275 @@
+// file_test.cc - the engine on real files: which path each request took
+// (from the counters) and that the bytes and the file size are exact.
+#include "file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "aligned_buffer.h"
+#include "runtime.h"
+#include "temp_dir.h"
+
+namespace hybridio {
+namespace {
+
+constexpr uint64_t K = 1024, M = 1024 * 1024;
+
+std::vector<char> pattern(size_t n, unsigned seed) {
+  std::vector<char> v(n);
+  std::mt19937 rng(seed);
+  for (auto& c : v) c = static_cast<char>(rng());
+  return v;
+}
+
+std::vector<char> slurp(const std::string& path) {
+  std::vector<char> v;
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return v;
+  struct stat st;
+  fstat(fd, &st);
+  v.resize(st.st_size);
+  size_t done = 0;
+  while (done < v.size()) {
+    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, done);
+    if (n <= 0) break;
+    done += n;
+  }
+  close(fd);
+  return v;
+}
+
+class Engine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    set_mode(HIO_MODE_HYBRID);
+    Runtime::get().stats().reset();
+  }
+  void set_mode(hio_mode mode) {
+    hio_policy_config c = default_policy_config();
+    c.mode = mode;
+    Runtime::get().set_policy(c);
+  }
+  static hio_policy_config default_policy_config() {
+    hio_policy_config c;
+    hio_policy_config_defaults(&c);
+    return c;
+  }
+  std::unique_ptr<File> open_file(const std::string& name, int flags = O_RDWR | O_CREAT) {
+    File* f = nullptr;
+    int err = File::open(dir_.file(name).c_str(), flags, 0644, &f);
+    EXPECT_EQ(err, 0) << strerror(-err);
+    return std::unique_ptr<File>(f);
+  }
+  hio_stats stats() { return Runtime::get().stats().snapshot(); }
+  testing::TempDir dir_;
+};
+
+TEST_F(Engine, LargeAlignedWriteGoesDirect) {
+  auto f = open_file("a");
+  AlignedBuffer buf(4 * M, 4096);
+  auto data = pattern(4 * M, 1);
+  memcpy(buf.data(), data.data(), data.size());
+  ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 0), static_cast<ssize_t>(4 * M));
+  hio_stats s = stats();
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 4 * M);
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], 0u);
+  EXPECT_EQ(s.rule_requests[HIO_RULE_WRITE_SIZE], 1u);
+  EXPECT_EQ(s.bounces, 0u);
+  ASSERT_EQ(f->close(), 0);
+  EXPECT_EQ(slurp(dir_.file("a")), data);
+}
+
+TEST_F(Engine, UnalignedWriteIsSplitAndExact) {
+  auto f = open_file("b");
+  auto data = pattern(5 * M + 777, 2);
+  const uint64_t off = 12345;
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), off), static_cast<ssize_t>(data.size()));
+  hio_stats s = stats();
+  EXPECT_EQ(s.splits, 1u);
+  EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 4 * M);
+  EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], 0u);
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT] + s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED],
+            data.size());
+  ASSERT_EQ(f->close(), 0);
+  auto got = slurp(dir_.file("b"));
+  ASSERT_EQ(got.size(), off + data.size()) << "file must end exactly where the write ended";
+  EXPECT_TRUE(std::all_of(got.begin(), got.begin() + off, [](char c) { return c == 0; }));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), got.begin() + off));
+}
+
+TEST_F(Engine, MisalignedBufferIsBounced) {
+  auto f = open_file("c");
+  auto data = pattern(8 * M + 1, 3);  // odd address for the body: data.data() + 1
+  ASSERT_EQ(f->pwrite(data.data() + 1, 8 * M, 0), static_cast<ssize_t>(8 * M));
+  EXPECT_EQ(stats().bounces, 1u);
+  EXPECT_EQ(stats().bounce_bytes, 8 * M);
+  std::vector<char> back(8 * M + 3);
+  Runtime::get().stats().reset();
+  ASSERT_EQ(posix_fadvise(f->fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  ASSERT_EQ(f->pread(back.data() + 3, 8 * M, 0), static_cast<ssize_t>(8 * M));
+  EXPECT_EQ(stats().bytes[HIO_OP_READ][HIO_PATH_DIRECT], 8 * M);
+  EXPECT_EQ(stats().bounces, 1u);
+  EXPECT_EQ(memcmp(back.data() + 3, data.data() + 1, 8 * M), 0);
+}
+
+TEST_F(Engine, ReadsStopAtEndOfFile) {
+  auto f = open_file("d");
+  auto data = pattern(10 * M + 100, 4);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(f->sync(false), 0);
+  ASSERT_EQ(posix_fadvise(f->fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  Runtime::get().stats().reset();
+  AlignedBuffer buf(16 * M, 4096);
+  ASSERT_EQ(f->pread(buf.data(), 16 * M, 0), static_cast<ssize_t>(data.size()));
+  EXPECT_EQ(memcmp(buf.data(), data.data(), data.size()), 0);
+  EXPECT_EQ(stats().bytes[HIO_OP_READ][HIO_PATH_DIRECT], 10 * M);
+  EXPECT_EQ(stats().bytes[HIO_OP_READ][HIO_PATH_BUFFERED], 100u);
+  EXPECT_EQ(f->pread(buf.data(), 16 * M, data.size()), 0);
+  EXPECT_EQ(f->pread(buf.data(), 16 * M, data.size() + 5000), 0);
+}
+
+TEST_F(Engine, CachedRangeIsReadFromTheCache) {
+  auto f = open_file("e");
+  auto data = pattern(16 * M, 5);
+  set_mode(HIO_MODE_BUFFERED);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  set_mode(HIO_MODE_HYBRID);
+  Runtime::get().stats().reset();
+  AlignedBuffer buf(16 * M, 4096);
+  ASSERT_EQ(f->pread(buf.data(), 16 * M, 0), static_cast<ssize_t>(16 * M));
+  EXPECT_EQ(stats().rule_requests[HIO_RULE_READ_CACHED], 1u);
+  EXPECT_EQ(stats().bytes[HIO_OP_READ][HIO_PATH_BUFFERED], 16 * M);
+  EXPECT_EQ(memcmp(buf.data(), data.data(), data.size()), 0);
+  // Once dropped from the cache, the same read goes direct.
+  ASSERT_EQ(f->sync(false), 0);
+  ASSERT_EQ(posix_fadvise(f->fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  Runtime::get().stats().reset();
+  ASSERT_EQ(f->pread(buf.data(), 16 * M, 0), static_cast<ssize_t>(16 * M));
+  EXPECT_EQ(stats().rule_requests[HIO_RULE_READ_SIZE], 1u);
+  EXPECT_EQ(memcmp(buf.data(), data.data(), data.size()), 0);
+}
+
+TEST_F(Engine, DirtyRangeOverwriteStaysBuffered) {
+  auto f = open_file("g");
+  auto data = pattern(4 * M, 6);
+  set_mode(HIO_MODE_BUFFERED);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  set_mode(HIO_MODE_HYBRID);
+  Runtime::get().stats().reset();
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  hio_stats s = stats();
+  if (s.probe_cachestat == 0) GTEST_SKIP() << "no cachestat(2): dirty pages cannot be seen";
+  EXPECT_EQ(s.rule_requests[HIO_RULE_WRITE_DIRTY], 1u);
+}
+
+TEST_F(Engine, SmallRequestsStayBuffered) {
+  auto f = open_file("h");
+  char buf[4096] = {1, 2, 3};
+  ASSERT_EQ(f->pwrite(buf, sizeof buf, 0), 4096);
+  ASSERT_EQ(f->pread(buf, sizeof buf, 0), 4096);
+  hio_stats s = stats();
+  EXPECT_EQ(s.rule_requests[HIO_RULE_SMALL], 2u);
+  EXPECT_EQ(s.probe_cachestat + s.probe_mincore, 0u) << "small requests must not pay for probes";
+}
+
+TEST_F(Engine, ReadWriteShareThePosition) {
+  auto f = open_file("i");
+  auto data = pattern(3 * M, 7);
+  ASSERT_EQ(f->write(data.data(), 1000), 1000);
+  ASSERT_EQ(f->write(data.data() + 1000, data.size() - 1000), static_cast<ssize_t>(data.size() - 1000));
+  EXPECT_EQ(lseek(f->fd(), 0, SEEK_CUR), static_cast<off_t>(data.size()));
+  ASSERT_EQ(lseek(f->fd(), 0, SEEK_SET), 0);
+  std::vector<char> back(data.size());
+  ASSERT_EQ(f->read(back.data(), back.size()), static_cast<ssize_t>(back.size()));
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(f->read(back.data(), 10), 0);
+}
+
+TEST_F(Engine, AppendWritesAppend) {
+  auto f = open_file("j", O_RDWR | O_CREAT | O_APPEND);
+  auto data = pattern(4 * M, 8);
+  ASSERT_EQ(f->write(data.data(), 100), 100);
+  ASSERT_EQ(f->pwrite(data.data() + 100, data.size() - 100, 0), static_cast<ssize_t>(data.size() - 100));
+  EXPECT_EQ(stats().rule_requests[HIO_RULE_APPEND], 2u);
+  ASSERT_EQ(f->close(), 0);
+  EXPECT_EQ(slurp(dir_.file("j")), data);
+}
+
+TEST_F(Engine, CallerODirectIsLeftAlone) {
+  auto f = open_file("k", O_RDWR | O_CREAT | O_DIRECT);
+  AlignedBuffer buf(64 * K, 4096);
+  memset(buf.data(), 'z', 64 * K);
+  ASSERT_EQ(f->pwrite(buf.data(), 64 * K, 0), static_cast<ssize_t>(64 * K));
+  EXPECT_EQ(stats().rule_requests[HIO_RULE_CALLER_DIRECT], 1u);
+  // Misaligned I/O on the caller's own O_DIRECT descriptor fails as it would without us.
+  EXPECT_EQ(f->pwrite(buf.data() + 1, 100, 1), -EINVAL);
+}
+
+TEST_F(Engine, ForcedPoliciesGiveTheSameBytes) {
+  for (hio_mode mode : {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE}) {
+    set_mode(mode);
+    Runtime::get().stats().reset();
+    std::string name = std::string("m-") + hio_mode_name(mode);
+    auto f = open_file(name);
+    auto data = pattern(3 * M + 3, mode);
+    ASSERT_EQ(f->pwrite(data.data() + 1, data.size() - 1, 511), static_cast<ssize_t>(data.size() - 1));
+    ASSERT_EQ(f->sync(false), 0);
+    ASSERT_EQ(f->close(), 0);
+    auto got = slurp(dir_.file(name));
+    ASSERT_EQ(got.size(), 511 + data.size() - 1);
+    EXPECT_TRUE(std::equal(data.begin() + 1, data.end(), got.begin() + 511)) << name;
+    hio_stats s = stats();
+    if (mode == HIO_MODE_DIRECT) {
+      EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 3 * M - 8 * K);
+    } else if (mode == HIO_MODE_BUFFERED) {
+      EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], data.size() - 1);
+    } else {
+      EXPECT_TRUE(s.bytes[HIO_OP_WRITE][HIO_PATH_DONTCACHE] == data.size() - 1 || s.dontcache_refused == 1)
+          << "RWF_DONTCACHE neither used nor refused";
+    }
+  }
+}
+
+// ramfs has no direct I/O at all: O_DIRECT opens fail with EINVAL.
+TEST_F(Engine, FilesystemWithoutODirectFallsBackOnce) {
+  std::string mnt = dir_.file("ramfs");
+  ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
+  if (mount("none", mnt.c_str(), "ramfs", 0, nullptr) != 0)
+    GTEST_SKIP() << "cannot mount ramfs here (" << strerror(errno) << "); run as root to test";
+  {
+    File* raw = nullptr;
+    ASSERT_EQ(File::open((mnt + "/f").c_str(), O_RDWR | O_CREAT, 0644, &raw), 0);
+    std::unique_ptr<File> f(raw);
+    auto data = pattern(8 * M, 9);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+    hio_stats s = stats();
+    EXPECT_EQ(s.direct_open_refused + s.direct_io_refused, 1u) << "fallback counted once";
+    EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], 3 * data.size());
+    std::vector<char> back(data.size());
+    ASSERT_EQ(f->pread(back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+    EXPECT_EQ(back, data);
+    f.reset();
+  }
+  EXPECT_EQ(umount(mnt.c_str()), 0);
+}
+
+TEST_F(Engine, NonRegularFilesAreRefused) {
+  File* f = nullptr;
+  int fd = open("/dev/null", O_RDWR);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(File::adopt(fd, false, &f), -EINVAL);
+  close(fd);
+}
+
+}  // namespace
+}  // namespace hybridio

@@ -1,0 +1,90 @@
+// memory_pressure.cc - see memory_pressure.h.
+#include "memory_pressure.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hybridio {
+namespace {
+
+// Reads a small procfs file into buf (NUL-terminated); false if unreadable.
+bool read_small_file(const char* path, char* buf, size_t size) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = ::read(fd, buf, size - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return true;
+}
+
+uint64_t field_kb(const char* text, const char* name) {
+  const char* p = strstr(text, name);
+  return p ? strtoull(p + strlen(name), nullptr, 10) : 0;
+}
+
+uint64_t now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+uint32_t sample_now() {
+  char text[8192];
+  MeminfoSample m;
+  if (read_small_file("/proc/meminfo", text, sizeof text)) {
+    m.total_kb = field_kb(text, "MemTotal:");
+    m.available_kb = field_kb(text, "MemAvailable:");
+    m.dirty_kb = field_kb(text, "Dirty:");
+    m.writeback_kb = field_kb(text, "Writeback:");
+  }
+  uint32_t dirty_ratio = 20;
+  char small[64];
+  if (read_small_file("/proc/sys/vm/dirty_ratio", small, sizeof small)) {
+    long v = strtol(small, nullptr, 10);
+    if (v > 0 && v <= 100) dirty_ratio = static_cast<uint32_t>(v);
+  }
+  double psi = -1;
+  char pressure[512];
+  if (read_small_file("/proc/pressure/memory", pressure, sizeof pressure)) {
+    const char* p = strstr(pressure, "some avg10=");
+    if (p) psi = strtod(p + strlen("some avg10="), nullptr);
+  }
+  return pressure_from(m, dirty_ratio, psi);
+}
+
+std::atomic<uint64_t> g_sampled_at{0};
+std::atomic<uint32_t> g_pressure{0};
+
+}  // namespace
+
+uint32_t pressure_from(const MeminfoSample& m, uint32_t dirty_ratio, double psi_some10) {
+  uint32_t result = 0;
+  if (m.total_kb > 0) {
+    uint64_t dirty_limit = m.available_kb * dirty_ratio / 100;
+    uint64_t in_flight = m.dirty_kb + m.writeback_kb;
+    uint64_t dirty_share = dirty_limit ? in_flight * 100 / dirty_limit : 100;
+    uint64_t used_share = 100 - (m.available_kb >= m.total_kb ? 100 : m.available_kb * 100 / m.total_kb);
+    result = static_cast<uint32_t>(dirty_share > used_share ? dirty_share : used_share);
+  }
+  if (psi_some10 > result) result = static_cast<uint32_t>(psi_some10);
+  return result > 100 ? 100 : result;
+}
+
+uint32_t memory_pressure(uint32_t max_age_ms) {
+  uint64_t now = now_ms();
+  uint64_t at = g_sampled_at.load(std::memory_order_relaxed);
+  // One thread re-samples; concurrent callers use the previous value meanwhile.
+  if ((at == 0 || now - at >= max_age_ms) &&
+      g_sampled_at.compare_exchange_strong(at, now ? now : 1, std::memory_order_relaxed))
+    g_pressure.store(sample_now(), std::memory_order_relaxed);
+  return g_pressure.load(std::memory_order_relaxed);
+}
+
+}  // namespace hybridio

@@ -1,0 +1,223 @@
+// policy_test.cc - one table row (at least) per rule of the policy core,
+// plus the split plans.  Each row is a request and the decision it must get.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "hybridio/policy.hpp"
+
+namespace hybridio {
+namespace {
+
+constexpr hio_u64 K = 1024, M = 1024 * 1024;
+constexpr hio_uptr kAlignedBuf = 0x7f0000000000;  // 1 MiB aligned address
+
+struct Case {
+  std::string name;
+  std::function<void(hio_policy_config&, hio_request&)> setup;
+  hio_path path;
+  hio_rule rule;
+};
+
+hio_request base_request(hio_op op, hio_u64 offset, hio_u64 length) {
+  hio_request r = make_request(op, offset, length, reinterpret_cast<void*>(kAlignedBuf), 512, 512);
+  r.file_size = 1024 * M;
+  return r;
+}
+
+class PolicyRules : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PolicyRules, DecidesAsDocumented) {
+  const Case& c = GetParam();
+  hio_policy_config cfg = default_policy();
+  hio_request req = base_request(HIO_OP_WRITE, 0, 4 * M);
+  c.setup(cfg, req);
+  hio_decision d = decide(cfg, req);
+  EXPECT_EQ(to_string(d.path), std::string(to_string(c.path))) << c.name;
+  EXPECT_EQ(to_string(d.rule), std::string(to_string(c.rule))) << c.name;
+  // Whatever the decision, the pieces never overlap and never exceed the request.
+  EXPECT_LE(d.head_len + d.body_len + d.tail_len, req.length);
+  if (d.path != HIO_PATH_DIRECT || d.rule == HIO_RULE_CALLER_DIRECT) {
+    EXPECT_EQ(d.head_len, 0u);
+    EXPECT_EQ(d.tail_len, 0u);
+  }
+}
+
+const Case kCases[] = {
+    {"caller opened O_DIRECT: never switched",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_CALLER_DIRECT; r.length = 4 * K; },
+     HIO_PATH_DIRECT, HIO_RULE_CALLER_DIRECT},
+    {"policy buffered forces the cache",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_BUFFERED; r.length = 64 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_FORCED_BUFFERED},
+    {"zero-length request", [](auto&, auto& r) { r.length = 0; },
+     HIO_PATH_BUFFERED, HIO_RULE_EMPTY},
+    {"read at EOF",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.offset = r.file_size; r.length = 16 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_EMPTY},
+    {"O_APPEND write", [](auto&, auto& r) { r.file_flags = HIO_FILE_APPEND; r.length = 64 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_APPEND},
+    {"O_APPEND does not affect reads",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.file_flags = HIO_FILE_APPEND; r.length = 16 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_READ_SIZE},
+    {"mapped file stays in the cache",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_MAPPED; r.length = 64 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_MAPPED},
+    {"O_DIRECT refused", [](auto&, auto& r) { r.file_flags = HIO_FILE_NO_DIRECT; },
+     HIO_PATH_BUFFERED, HIO_RULE_NO_DIRECT},
+    {"O_DIRECT refused, large request goes uncached",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_DONTCACHE, HIO_RULE_NO_DIRECT},
+    {"alignment unknown", [](auto&, auto& r) { r.mem_align = 0; },
+     HIO_PATH_BUFFERED, HIO_RULE_NO_DIRECT},
+    {"alignment not a power of two", [](auto&, auto& r) { r.offset_align = 768; },
+     HIO_PATH_BUFFERED, HIO_RULE_NO_DIRECT},
+    {"policy dontcache",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DONTCACHE; r.file_flags = HIO_FILE_DONTCACHE_OK; r.length = 4 * K; },
+     HIO_PATH_DONTCACHE, HIO_RULE_FORCED_DONTCACHE},
+    {"policy dontcache without kernel support",
+     [](auto& c, auto&) { c.mode = HIO_MODE_DONTCACHE; },
+     HIO_PATH_BUFFERED, HIO_RULE_FORCED_DONTCACHE},
+    {"read of a fully cached range",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 16 * M; r.cached_pages = 4096; },
+     HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
+    {"read of a half cached range",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 16 * M; r.cached_pages = 2048; },
+     HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
+    {"read of a range a quarter cached goes direct",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 16 * M; r.cached_pages = 1024; },
+     HIO_PATH_DIRECT, HIO_RULE_READ_SIZE},
+    {"overwrite of a dirty range",
+     [](auto&, auto& r) { r.dirty_pages = 1024; },
+     HIO_PATH_BUFFERED, HIO_RULE_WRITE_DIRTY},
+    {"overwrite of a range with a few dirty pages goes direct",
+     [](auto&, auto& r) { r.dirty_pages = 2; },
+     HIO_PATH_DIRECT, HIO_RULE_WRITE_SIZE},
+    {"cached pages do not keep writes buffered",
+     [](auto&, auto& r) { r.cached_pages = 1024; r.dirty_pages = 0; },
+     HIO_PATH_DIRECT, HIO_RULE_WRITE_SIZE},
+    {"small write", [](auto&, auto& r) { r.length = 1 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"write just below the threshold", [](auto&, auto& r) { r.length = 2 * M - 4 * K; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"read below the read threshold", [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 4 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"no aligned body (huge device alignment)",
+     [](auto&, auto& r) { r.offset_align = 4 * M; r.length = 2 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_UNALIGNED},
+    {"no aligned body, uncached instead",
+     [](auto&, auto& r) { r.offset_align = 4 * M; r.length = 2 * M; r.file_flags = HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_DONTCACHE, HIO_RULE_UNALIGNED},
+    {"policy direct takes small aligned requests",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DIRECT; r.length = 8 * K; },
+     HIO_PATH_DIRECT, HIO_RULE_FORCED_DIRECT},
+    {"policy direct cannot take a request without an aligned body",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DIRECT; r.offset = 100; r.length = 100; },
+     HIO_PATH_BUFFERED, HIO_RULE_UNALIGNED},
+    {"policy direct ignores the cache",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DIRECT; r.op = HIO_OP_READ; r.cached_pages = 1024; },
+     HIO_PATH_DIRECT, HIO_RULE_FORCED_DIRECT},
+    {"write at the write threshold", [](auto&, auto& r) { r.length = 2 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_WRITE_SIZE},
+    {"read at the read threshold", [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 8 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_READ_SIZE},
+    {"O_SYNC write above the sync threshold",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_SYNC; r.length = 256 * K; },
+     HIO_PATH_DIRECT, HIO_RULE_SYNC_WRITE},
+    {"O_SYNC write below the sync threshold",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_SYNC; r.length = 128 * K; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"sequential stream", [](auto&, auto& r) { r.seq_run = 4; r.length = 1 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
+    {"stream too short yet", [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"memory pressure lowers the threshold", [](auto&, auto& r) { r.pressure = 90; r.length = 512 * K; },
+     HIO_PATH_DIRECT, HIO_RULE_PRESSURE},
+    {"moderate pressure does not", [](auto&, auto& r) { r.pressure = 79; r.length = 512 * K; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, PolicyRules, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string n;
+                           for (char ch : param_info.param.name) n += isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return n;
+                         });
+
+TEST(PolicyCoverage, EveryRuleHasARow) {
+  bool seen[HIO_RULE_COUNT] = {};
+  for (const Case& c : kCases) seen[c.rule] = true;
+  for (int r = 0; r < HIO_RULE_COUNT; ++r)
+    EXPECT_TRUE(seen[r]) << "no table row for rule " << to_string(static_cast<hio_rule>(r));
+}
+
+TEST(PolicyPlan, UnalignedWriteIsSplitAtPageBoundaries) {
+  hio_policy_config cfg = default_policy();
+  hio_request r = base_request(HIO_OP_WRITE, 100, 4 * M);
+  r.buf_addr = kAlignedBuf + 100;  // congruent with the offset: no bounce needed
+  hio_decision d = decide(cfg, r);
+  ASSERT_EQ(d.path, HIO_PATH_DIRECT);
+  EXPECT_TRUE(d.split);
+  EXPECT_FALSE(d.bounce);
+  EXPECT_EQ(d.head_len, 4096u - 100);
+  EXPECT_EQ(d.body_len, 4 * M - 4096);
+  EXPECT_EQ(d.tail_len, 100u);
+  EXPECT_EQ((r.offset + d.head_len) % 4096, 0u);
+}
+
+TEST(PolicyPlan, MisalignedBufferNeedsBounce) {
+  hio_policy_config cfg = default_policy();
+  hio_request r = base_request(HIO_OP_WRITE, 0, 4 * M);
+  r.buf_addr = kAlignedBuf + 8;
+  hio_decision d = decide(cfg, r);
+  ASSERT_EQ(d.path, HIO_PATH_DIRECT);
+  EXPECT_FALSE(d.split);
+  EXPECT_TRUE(d.bounce);
+  r.buf_addr = kAlignedBuf + 512;  // aligned for the device's 512-byte memory alignment
+  EXPECT_FALSE(decide(cfg, r).bounce);
+  r.mem_align = 4096;
+  EXPECT_TRUE(decide(cfg, r).bounce);
+}
+
+TEST(PolicyPlan, ReadsAreClampedAtEndOfFile) {
+  hio_policy_config cfg = default_policy();
+  hio_request r = base_request(HIO_OP_READ, 0, 16 * M);
+  r.file_size = 10 * M + 100;
+  hio_decision d = decide(cfg, r);
+  ASSERT_EQ(d.path, HIO_PATH_DIRECT);
+  EXPECT_EQ(d.head_len, 0u);
+  EXPECT_EQ(d.body_len, 10 * M);
+  EXPECT_EQ(d.tail_len, 100u);
+  r.file_size = 4 * M;  // what is left is below the read threshold
+  EXPECT_EQ(decide(cfg, r).rule, HIO_RULE_SMALL);
+}
+
+TEST(PolicyPlan, CutsFollowALargerDeviceAlignment) {
+  hio_policy_config cfg = default_policy();
+  hio_request r = base_request(HIO_OP_WRITE, 4096, 4 * M);
+  r.offset_align = 16384;
+  hio_decision d = decide(cfg, r);
+  ASSERT_EQ(d.path, HIO_PATH_DIRECT);
+  EXPECT_EQ(d.head_len, 16384u - 4096);
+  EXPECT_EQ((r.offset + d.head_len) % 16384, 0u);
+  EXPECT_EQ(d.body_len % 16384, 0u);
+}
+
+TEST(PolicyPlan, WritesAreNeverPaddedPastTheirEnd) {
+  hio_policy_config cfg = default_policy();
+  hio_request r = base_request(HIO_OP_WRITE, 0, 4 * M + 1);
+  r.file_size = 0;
+  hio_decision d = decide(cfg, r);
+  ASSERT_EQ(d.path, HIO_PATH_DIRECT);
+  EXPECT_EQ(d.head_len + d.body_len + d.tail_len, r.length);
+  EXPECT_EQ(d.tail_len, 1u);
+}
+
+TEST(PolicyNames, EveryEnumHasAName) {
+  for (int r = 0; r < HIO_RULE_COUNT; ++r) EXPECT_STRNE(to_string(static_cast<hio_rule>(r)), "?");
+  for (int p = 0; p < HIO_PATH_COUNT; ++p) EXPECT_STRNE(to_string(static_cast<hio_path>(p)), "?");
+}
+
+}  // namespace
+}  // namespace hybridio

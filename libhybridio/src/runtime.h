@@ -1,0 +1,47 @@
+// runtime.h - the process-wide state of libhybridio: configuration,
+// counters and the decision trace, created on first use.
+//
+// Runtime::get() is thread-safe.  The policy configuration is published as
+// an immutable snapshot, so a decision never takes a lock; set_policy()
+// swaps the snapshot (earlier ones stay alive until exit, so readers that
+// still hold one are never left dangling).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "config.h"
+#include "stats.h"
+#include "trace.h"
+
+namespace hybridio {
+
+class Runtime {
+ public:
+  static Runtime& get();
+
+  const hio_policy_config& policy() const { return *policy_.load(std::memory_order_acquire); }
+  void set_policy(const hio_policy_config& policy);
+  const Config& config() const { return config_; }
+
+  Stats& stats() { return stats_; }
+  Trace& trace() { return trace_; }
+
+  // Writes the stats JSON to `path`; 0 or -errno.
+  int write_stats(const char* path);
+
+ private:
+  Runtime();
+  static void at_exit();
+
+  Config config_;
+  Stats stats_;
+  Trace trace_;
+  std::mutex policy_mu_;
+  std::vector<std::unique_ptr<hio_policy_config>> policies_;  // every snapshot ever published
+  std::atomic<const hio_policy_config*> policy_{nullptr};
+};
+
+}  // namespace hybridio

@@ -1,0 +1,94 @@
+// stats.cc - see stats.h.
+#include "stats.h"
+
+#include <sstream>
+
+namespace hybridio {
+
+void Stats::count_request(hio_op op, hio_path path, uint64_t bytes) {
+  add(requests_[op][path]);
+  add(bytes_[op][path], bytes);
+}
+
+void Stats::count_rule(hio_rule rule, uint64_t bytes) {
+  add(rule_requests_[rule]);
+  add(rule_bytes_[rule], bytes);
+}
+
+hio_stats Stats::snapshot() const {
+  hio_stats s{};
+  auto load = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  for (int op = 0; op < 2; ++op)
+    for (int p = 0; p < HIO_PATH_COUNT; ++p) {
+      s.requests[op][p] = load(requests_[op][p]);
+      s.bytes[op][p] = load(bytes_[op][p]);
+    }
+  for (int r = 0; r < HIO_RULE_COUNT; ++r) {
+    s.rule_requests[r] = load(rule_requests_[r]);
+    s.rule_bytes[r] = load(rule_bytes_[r]);
+  }
+  s.splits = load(splits);
+  s.bounces = load(bounces);
+  s.bounce_bytes = load(bounce_bytes);
+  s.direct_open_refused = load(direct_open_refused);
+  s.direct_io_refused = load(direct_io_refused);
+  s.dontcache_refused = load(dontcache_refused);
+  s.probe_cachestat = load(probe_cachestat);
+  s.probe_mincore = load(probe_mincore);
+  s.probe_failed = load(probe_failed);
+  s.fsyncs = load(fsyncs);
+  return s;
+}
+
+void Stats::reset() {
+  for (auto& row : requests_)
+    for (auto& c : row) c.store(0);
+  for (auto& row : bytes_)
+    for (auto& c : row) c.store(0);
+  for (auto& c : rule_requests_) c.store(0);
+  for (auto& c : rule_bytes_) c.store(0);
+  for (auto* c : {&splits, &bounces, &bounce_bytes, &direct_open_refused, &direct_io_refused,
+                  &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs})
+    c->store(0);
+}
+
+std::string Stats::to_json(const hio_policy_config& policy) const {
+  const hio_stats s = snapshot();
+  std::ostringstream j;
+  j << "{\n  \"schema\": \"" << HYBRIDIO_STATS_SCHEMA << "\",\n";
+  j << "  \"policy\": {\"mode\": \"" << hio_mode_name(policy.mode)
+    << "\", \"write_threshold\": " << policy.write_threshold
+    << ", \"read_threshold\": " << policy.read_threshold
+    << ", \"sync_write_threshold\": " << policy.sync_write_threshold
+    << ", \"stream_threshold\": " << policy.stream_threshold
+    << ", \"dontcache_threshold\": " << policy.dontcache_threshold << "},\n";
+  const char* ops[] = {"read", "write"};
+  for (int op = 0; op < 2; ++op) {
+    j << "  \"" << ops[op] << "\": {";
+    for (int p = 0; p < HIO_PATH_COUNT; ++p) {
+      j << (p ? ", " : "") << "\"" << hio_path_name(static_cast<hio_path>(p))
+        << "\": {\"requests\": " << s.requests[op][p] << ", \"bytes\": " << s.bytes[op][p] << "}";
+    }
+    j << "},\n";
+  }
+  j << "  \"rules\": {";
+  bool first = true;
+  for (int r = 0; r < HIO_RULE_COUNT; ++r) {
+    if (!s.rule_requests[r]) continue;
+    j << (first ? "" : ", ") << "\"" << hio_rule_name(static_cast<hio_rule>(r))
+      << "\": {\"requests\": " << s.rule_requests[r] << ", \"bytes\": " << s.rule_bytes[r] << "}";
+    first = false;
+  }
+  j << "},\n";
+  j << "  \"splits\": " << s.splits << ",\n  \"bounces\": " << s.bounces
+    << ",\n  \"bounce_bytes\": " << s.bounce_bytes << ",\n";
+  j << "  \"fallbacks\": {\"direct_open_refused\": " << s.direct_open_refused
+    << ", \"direct_io_refused\": " << s.direct_io_refused
+    << ", \"dontcache_refused\": " << s.dontcache_refused << "},\n";
+  j << "  \"probes\": {\"cachestat\": " << s.probe_cachestat << ", \"mincore\": " << s.probe_mincore
+    << ", \"failed\": " << s.probe_failed << "},\n";
+  j << "  \"fsyncs\": " << s.fsyncs << "\n}\n";
+  return j.str();
+}
+
+}  // namespace hybridio

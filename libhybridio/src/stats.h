@@ -1,0 +1,39 @@
+// stats.h - process-wide counters: what each request did and why.
+//
+// All counters are relaxed atomics: any thread may count at any time; a
+// snapshot is consistent per counter, not across counters.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "hybridio/hybridio.h"
+
+namespace hybridio {
+
+class Stats {
+ public:
+  void count_request(hio_op op, hio_path path, uint64_t bytes);
+  void count_rule(hio_rule rule, uint64_t bytes);
+  void add(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetch_add(n, std::memory_order_relaxed); }
+
+  hio_stats snapshot() const;
+  void reset();
+
+  // The snapshot as JSON (schema HYBRIDIO_STATS_SCHEMA), with the policy in effect.
+  std::string to_json(const hio_policy_config& policy) const;
+
+  std::atomic<uint64_t> splits{0}, bounces{0}, bounce_bytes{0};
+  std::atomic<uint64_t> direct_open_refused{0}, direct_io_refused{0}, dontcache_refused{0};
+  std::atomic<uint64_t> probe_cachestat{0}, probe_mincore{0}, probe_failed{0};
+  std::atomic<uint64_t> fsyncs{0};
+
+ private:
+  std::atomic<uint64_t> requests_[2][HIO_PATH_COUNT]{};
+  std::atomic<uint64_t> bytes_[2][HIO_PATH_COUNT]{};
+  std::atomic<uint64_t> rule_requests_[HIO_RULE_COUNT]{};
+  std::atomic<uint64_t> rule_bytes_[HIO_RULE_COUNT]{};
+};
+
+}  // namespace hybridio

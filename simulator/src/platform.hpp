@@ -1,0 +1,25 @@
+/* platform: builds the SimGrid platform of a GPU cluster and its Lustre-like file system.
+ * Clients are GPU nodes (host speed = memory bandwidth, so a copy of n bytes is an Exec of n
+ * "flops"); OSS hosts carry OST disks; the network is a star (optional shared core link) or a
+ * two-level fat tree with a per-host NIC limiter. With fs/kind=local each client has its own disk
+ * and there is no network. Call once, after the Engine is created and before it runs. */
+#pragma once
+#include "params.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+namespace hiosim {
+
+struct Platform {
+  std::vector<simgrid::s4u::Host*> clients;
+  std::vector<simgrid::s4u::Host*> oss;       // empty for fs/kind=local
+  std::vector<simgrid::s4u::Disk*> osts;      // lustre: all OSTs; local: one per client
+  std::vector<int> ost_oss;                   // OSS index of each OST
+  double peak_write_bw = 0;                   // sum of OST (or local disk) write bandwidth
+  double peak_read_bw  = 0;
+};
+
+Platform build_platform(const Params& p, int nodes);
+
+} // namespace hiosim
