@@ -32,13 +32,15 @@ extern "C" {
 int hio_open(const char* path, int flags, mode_t mode, hio_file** out) {
   if (!path || !out) return -EINVAL;
   File* f = nullptr;
-  return wrap(File::open(path, flags, mode, &f), f, out);
+  int err = File::open(path, flags, mode, &f);  // before wrap(): argument order is unspecified
+  return wrap(err, f, out);
 }
 
 int hio_adopt(int fd, int owns_fd, hio_file** out) {
   if (!out) return -EINVAL;
   File* f = nullptr;
-  return wrap(File::adopt(fd, owns_fd != 0, &f), f, out);
+  int err = File::adopt(fd, owns_fd != 0, &f);
+  return wrap(err, f, out);
 }
 
 int hio_fd(const hio_file* f) { return f ? f->file->fd() : -EBADF; }

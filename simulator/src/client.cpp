@@ -1,0 +1,166 @@
+/* client: per-thread write and read paths of each policy (see client.hpp). */
+#include "client.hpp"
+
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cmath>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(hio_client, "hybridio-sim client I/O paths");
+
+namespace sg4 = simgrid::s4u;
+
+namespace hiosim {
+
+ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(storage)
+{
+  eager_ = p.cache.eager == "on" || (p.cache.eager == "auto" && p.fs.kind == "lustre");
+  double capacity = p.cluster.node_memory - p.cluster.app_memory;
+  size_t nodes    = storage.platform().clients.size();
+  for (size_t n = 0; n < nodes; n++) {
+    int node = static_cast<int>(n);
+    auto wb  = [this, node](const std::vector<PageCache::Block*>& blocks) {
+      // Writeback requests of writeback-request bytes, writeback-inflight of them at a time:
+      // their fixed cost is paid once per in-flight window, the data moves in one flow per block.
+      double bytes = 0;
+      for (auto* b : blocks)
+        bytes += b->bytes;
+      double reqs = std::ceil(bytes / p_.client.writeback_req);
+      double lat  = reqs * p_.client.direct_write_lat / p_.client.writeback_inflight;
+      if (lat > 0)
+        sg4::this_actor::sleep_for(lat);
+      std::vector<sg4::ActivityPtr> acts;
+      for (auto* b : blocks)
+        storage_.start_transfer(node, b->file, b->offset, b->bytes, true, 0, acts);
+      wait_all(acts);
+    };
+    caches_.push_back(std::make_unique<PageCache>(p.cache, capacity, eager_, wb));
+  }
+}
+
+void ClientModel::start_flushers()
+{
+  const auto& clients = storage_.platform().clients;
+  for (size_t n = 0; n < clients.size(); n++) {
+    PageCache* pc = caches_[n].get();
+    sg4::Actor::create("flusher-" + std::to_string(n), clients[n], [pc] { pc->flusher_loop(); })->daemonize();
+  }
+}
+
+void ClientModel::drop_caches()
+{
+  for (auto& c : caches_)
+    c->drop_clean();
+}
+
+void ClientModel::copy(double bytes, double bw)
+{
+  if (bytes <= 0)
+    return;
+  sg4::this_actor::exec_init(bytes)->set_bound(bw)->start()->wait();
+}
+
+void ClientModel::direct_io(int node, int file, double offset, double bytes, double req, bool write, int depth)
+{
+  double reqs = std::ceil(bytes / req - 1e-9);
+  double lat  = reqs * (write ? p_.client.direct_write_lat : p_.client.direct_read_lat) / depth;
+  if (lat > 0)
+    sg4::this_actor::sleep_for(lat);
+  double stream = p_.fs.kind == "lustre" ? p_.client.direct_stream_bw * depth : 0;
+  storage_.transfer(node, file, offset, bytes, write, stream);
+}
+
+ThreadStats ClientModel::write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
+{
+  ThreadStats st;
+  PageCache& pc = *caches_[node];
+  double offset = 0;
+  double done   = 0;
+  bool buffered_any = false;
+  while (done < bytes) {
+    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    for (const auto& rc : mix) {
+      double part = chunk * rc.fraction;
+      if (part <= 0)
+        continue;
+      double reqs = std::ceil(part / rc.size - 1e-9);
+      Path path   = choose_path(pol, Op::Write, rc.size, false, p_.policy);
+      if (path == Path::Direct) {
+        direct_io(node, file, offset, part, rc.size, true, 1);
+        st.bytes_direct += part;
+      } else {
+        pc.reserve_dirty(part);
+        if (p_.client.buffered_req_cost > 0)
+          sg4::this_actor::sleep_for(reqs * p_.client.buffered_req_cost);
+        copy(part, p_.client.copy_bw_write);
+        pc.add_dirty(file, offset, part, path == Path::Dontcache);
+        st.bytes_buffered += part;
+        buffered_any = true;
+      }
+      offset += part;
+    }
+    done += chunk;
+  }
+  if (buffered_any)
+    pc.fsync(file); // a checkpoint counts once durable
+  return st;
+}
+
+ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
+{
+  ThreadStats st;
+  PageCache& pc = *caches_[node];
+  double offset = 0;
+  double done   = 0;
+  while (done < bytes) {
+    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    for (const auto& rc : mix) {
+      double part = chunk * rc.fraction;
+      if (part <= 0)
+        continue;
+      double reqs = std::ceil(part / rc.size - 1e-9);
+      bool cached = pol != Policy::Direct && pol != Policy::Async && pc.lookup(file, offset);
+      Path path   = choose_path(pol, Op::Read, rc.size, cached, p_.policy);
+      if (path == Path::Direct) {
+        direct_io(node, file, offset, part, rc.size, false, 1);
+        st.bytes_direct += part;
+      } else {
+        if (p_.client.buffered_req_cost > 0)
+          sg4::this_actor::sleep_for(reqs * p_.client.buffered_req_cost);
+        if (cached) {
+          copy(part, p_.client.copy_bw_read);
+          st.bytes_cache_hit += part;
+        } else {
+          // Readahead overlaps the fetch from storage with the copy to the user buffer.
+          std::vector<sg4::ActivityPtr> acts;
+          storage_.start_transfer(node, file, offset, part, false, 0, acts);
+          acts.push_back(sg4::this_actor::exec_init(part)->set_bound(p_.client.copy_bw_read)->start());
+          wait_all(acts);
+          if (path == Path::Buffered)
+            pc.add_clean(file, offset, part);
+        }
+        st.bytes_buffered += part;
+      }
+      offset += part;
+    }
+    done += chunk;
+  }
+  return st;
+}
+
+void ClientModel::async_snapshot(double bytes)
+{
+  sg4::this_actor::sleep_for(bytes / p_.cluster.d2h_bw);
+}
+
+void ClientModel::async_persist(int node, int file, double bytes)
+{
+  double done = 0;
+  while (done < bytes) {
+    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    direct_io(node, file, done, chunk, p_.policy.async_request, true, p_.policy.async_depth);
+    done += chunk;
+  }
+}
+
+} // namespace hiosim

@@ -1,0 +1,178 @@
+/* simulation: the controller of one run (see simulation.hpp). */
+#include "simulation.hpp"
+#include "client.hpp"
+#include "platform.hpp"
+#include "progress.hpp"
+#include "storage.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <chrono>
+#include <memory>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(hio_sim, "hybridio-sim run controller");
+
+namespace sg4 = simgrid::s4u;
+
+namespace hiosim {
+namespace {
+
+struct Phase {
+  double start = 0;
+  double end   = 0;
+};
+
+// Runs `body(i)` in one actor per writer and waits for all of them.
+template <class F>
+void run_threads(const Platform& pf, const std::vector<Writer>& writers, const char* what, F body)
+{
+  std::vector<sg4::ActorPtr> actors;
+  actors.reserve(writers.size());
+  for (size_t i = 0; i < writers.size(); i++)
+    actors.push_back(sg4::Actor::create(std::string(what) + "-" + std::to_string(writers[i].rank),
+                                        pf.clients[writers[i].node], [&body, i] { body(i); }));
+  for (auto& a : actors)
+    a->join();
+}
+
+void checkpoint_policies(const Params& p, const Platform& pf, Storage& st, ClientModel& cm, RunResult& rr,
+                         Progress& prog)
+{
+  const auto& plan = rr.plan;
+  cm.start_flushers();
+  for (const auto& name : p.policy.policies) {
+    Policy pol = parse_policy(name);
+    PolicyResult res;
+    res.policy = name;
+    std::vector<int> files(plan.writers.size());
+    for (size_t i = 0; i < plan.writers.size(); i++)
+      files[i] = st.create_file(plan.writers[i].node);
+    double t0 = sg4::Engine::get_clock();
+    double direct = 0, total = 0;
+    prog.phase(name + " write", plan.bytes);
+    if (pol == Policy::Async) {
+      run_threads(pf, plan.writers, "snapshot", [&](size_t i) { cm.async_snapshot(plan.writers[i].bytes); });
+      res.write_s = sg4::Engine::get_clock() - t0;
+      run_threads(pf, plan.writers, "persist", [&](size_t i) {
+        cm.async_persist(plan.writers[i].node, files[i], plan.writers[i].bytes);
+        prog.add(plan.writers[i].bytes);
+      });
+      res.durable_s = sg4::Engine::get_clock() - t0;
+      direct = total = plan.bytes;
+    } else {
+      run_threads(pf, plan.writers, "writer", [&](size_t i) {
+        auto s = cm.write_file(plan.writers[i].node, files[i], plan.writers[i].bytes, plan.requests, pol);
+        direct += s.bytes_direct;
+        total += s.bytes_direct + s.bytes_buffered;
+        prog.add(plan.writers[i].bytes);
+      });
+      res.write_s = res.durable_s = sg4::Engine::get_clock() - t0;
+    }
+    res.direct_share = total > 0 ? direct / total : 0;
+    for (int n = 0; n < rr.nodes; n++)
+      res.throttled_bytes += cm.cache(n).throttled_bytes();
+    if (p.workload.cold_restore)
+      cm.drop_caches();
+    prog.phase(name + " restore", plan.bytes);
+    double t1 = sg4::Engine::get_clock();
+    run_threads(pf, plan.writers, "reader", [&](size_t i) {
+      cm.read_file(plan.writers[i].node, files[i], plan.writers[i].bytes, plan.requests, pol);
+      prog.add(plan.writers[i].bytes);
+    });
+    res.restore_s = sg4::Engine::get_clock() - t1;
+    cm.drop_caches(); // the next policy starts from a clean state
+    res.write_gbps = plan.bytes / res.durable_s / 1e9;
+    res.read_gbps  = plan.bytes / res.restore_s / 1e9;
+    res.frac_peak  = plan.bytes / res.durable_s / pf.peak_write_bw;
+    XBT_INFO("%s: write %.3f s (durable %.3f s), restore %.3f s", name.c_str(), res.write_s, res.durable_s,
+             res.restore_s);
+    rr.policies.push_back(res);
+  }
+}
+
+void bench_policies(const Params& p, const Platform& pf, Storage& st, ClientModel& cm, RunResult& rr)
+{
+  (void)pf;
+  cm.start_flushers();
+  WorkloadParams w = p.workload;
+  w.request = "fixed";
+  for (double bs : p.workload.bench_sizes) {
+    w.request_bytes = bs;
+    auto mix = request_mix(w);
+    for (const auto& name : p.policy.policies) {
+      Policy pol = parse_policy(name);
+      if (pol == Policy::Async)
+        continue;
+      int file = st.create_file(0);
+      double t0 = sg4::Engine::get_clock();
+      cm.write_file(0, file, w.bench_bytes, mix, pol);
+      double tw = sg4::Engine::get_clock() - t0;
+      cm.drop_caches(); // fio invalidates the file's cache before reading
+      double t1 = sg4::Engine::get_clock();
+      cm.read_file(0, file, w.bench_bytes, mix, pol);
+      double tr = sg4::Engine::get_clock() - t1;
+      cm.drop_caches();
+      rr.bench.push_back({"write", name, bs, w.bench_bytes / tw / 1e9});
+      rr.bench.push_back({"read", name, bs, w.bench_bytes / tr / 1e9});
+    }
+  }
+}
+
+} // namespace
+
+RunResult run_simulation(const Params& p)
+{
+  auto wall0 = std::chrono::steady_clock::now();
+  RunResult rr;
+  bool bench = p.workload.kind == "bench";
+  if (not bench)
+    rr.plan = make_checkpoint_plan(p);
+  rr.nodes = bench ? 1 : rr.plan.nodes;
+  rr.gpus  = rr.nodes * p.cluster.gpus_per_node;
+  rr.system_mtbf = p.training.node_mtbf / rr.nodes;
+  bool given_costs = p.training.ckpt_cost >= 0 && p.training.restore_cost >= 0;
+
+  if (given_costs && not bench) {
+    // Validation mode: the costs are given, no I/O is simulated.
+    PolicyResult res;
+    res.policy = "given";
+    res.write_s = res.durable_s = p.training.ckpt_cost;
+    res.restore_s = p.training.restore_cost;
+    rr.policies.push_back(res);
+  } else {
+    Platform pf = build_platform(p, rr.nodes);
+    rr.peak_write = pf.peak_write_bw;
+    rr.peak_read  = pf.peak_read_bw;
+    Storage st(p, pf);
+    ClientModel cm(p, st);
+    Progress prog(p.sim.progress);
+    sg4::Actor::create("controller", pf.clients[0], [&] {
+      if (bench)
+        bench_policies(p, pf, st, cm, rr);
+      else
+        checkpoint_policies(p, pf, st, cm, rr, prog);
+    });
+    sg4::Engine::get_instance()->run();
+    prog.done();
+  }
+  for (auto& res : rr.policies) {
+    TrainingInput in;
+    in.work        = p.training.work;
+    in.interval    = p.training.interval;
+    in.ckpt_block  = p.training.ckpt_cost >= 0 ? p.training.ckpt_cost : res.write_s;
+    in.ckpt_durable = p.training.ckpt_cost >= 0 ? p.training.ckpt_cost : res.durable_s;
+    in.restart     = p.training.restart;
+    in.restore     = p.training.restore_cost >= 0 ? p.training.restore_cost : res.restore_s;
+    in.system_mtbf = rr.system_mtbf;
+    in.gpus        = rr.gpus;
+    in.seed        = static_cast<uint64_t>(p.training.seed);
+    in.replicas    = p.training.replicas;
+    if (not bench)
+      res.training = simulate_training(in);
+  }
+  rr.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return rr;
+}
+
+} // namespace hiosim
