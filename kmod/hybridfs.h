@@ -54,11 +54,6 @@ struct hfs_stats {
 	atomic64_t errors;                      /* lower I/O returned an error */
 };
 
-/* Mount options as parsed; also the seed of a reconfiguration. */
-struct hfs_mount_opts {
-	struct hio_policy_config cfg;
-};
-
 struct hfs_sb_info {
 	struct path lower_root;           /* the lower directory mounted over */
 	struct hio_policy_config cfg;     /* live tunables (READ_ONCE fields) */
@@ -142,6 +137,24 @@ static inline struct user_namespace *hfs_lower_userns(const struct super_block *
 extern struct kmem_cache *hfs_dentry_cachep;
 extern struct kmem_cache *hfs_file_cachep;
 
+/* The size tunables (policy.h fields), one table for every interface. */
+struct hfs_size_tunable {
+	const char *name;
+	size_t offset; /* of a hio_u64 in struct hio_policy_config */
+};
+
+#define HFS_NR_SIZE_TUNABLES 4
+extern const struct hfs_size_tunable hfs_size_tunables[HFS_NR_SIZE_TUNABLES];
+
+static inline u64 *hfs_cfg_size(struct hio_policy_config *cfg, int i)
+{
+	return (u64 *)((char *)cfg + hfs_size_tunables[i].offset);
+}
+
+int hfs_parse_size(const char *s, u64 *out);
+int hfs_parse_policy(const char *s, enum hio_mode *out);
+void hfs_default_config(struct hio_policy_config *cfg);
+
 /* inode.c */
 struct inode *hfs_iget(struct super_block *sb, struct inode *lower);
 void hfs_copy_attr(struct inode *inode);
@@ -204,6 +217,7 @@ int hfs_lower_fsync(struct file *lower, loff_t start, loff_t end, int datasync);
 loff_t hfs_lower_llseek(struct file *lower, loff_t offset, int whence);
 long hfs_lower_fallocate(struct file *lower, int mode, loff_t offset, loff_t len);
 int hfs_lower_fadvise(struct file *lower, loff_t offset, loff_t len, int advice);
+int hfs_lower_flush(struct file *lower, fl_owner_t id);
 int hfs_lower_mmap(struct file *lower, struct vm_area_struct *vma);
 int hfs_lower_iterate(struct file *lower, struct dir_context *ctx);
 int hfs_lower_statfs(const struct path *lower, struct kstatfs *buf);

@@ -378,3 +378,13 @@ int hfs_lower_mmap(struct file *lower, struct vm_area_struct *vma)
 	pr_debug("mmap %pD -> %d\n", lower, err);
 	return err;
 }
+
+int hfs_lower_flush(struct file *lower, fl_owner_t id)
+{
+	int err = 0;
+
+	if (lower->f_op->flush)
+		err = lower->f_op->flush(lower, id);
+	pr_debug("flush %pD -> %d\n", lower, err);
+	return err;
+}
