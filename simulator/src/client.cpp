@@ -90,8 +90,8 @@ ThreadStats ClientModel::write_file(int node, int file, double bytes, const std:
         st.bytes_direct += part;
       } else {
         pc.reserve_dirty(part);
-        if (p_.client.buffered_req_cost > 0)
-          sg4::this_actor::sleep_for(reqs * p_.client.buffered_req_cost);
+        if (p_.client.buffered_write_cost > 0)
+          sg4::this_actor::sleep_for(reqs * p_.client.buffered_write_cost);
         copy(part, p_.client.copy_bw_write);
         pc.add_dirty(file, offset, part, path == Path::Dontcache);
         st.bytes_buffered += part;
@@ -125,8 +125,8 @@ ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::
         direct_io(node, file, offset, part, rc.size, false, 1);
         st.bytes_direct += part;
       } else {
-        if (p_.client.buffered_req_cost > 0)
-          sg4::this_actor::sleep_for(reqs * p_.client.buffered_req_cost);
+        if (p_.client.buffered_read_cost > 0)
+          sg4::this_actor::sleep_for(reqs * p_.client.buffered_read_cost);
         if (cached) {
           copy(part, p_.client.copy_bw_read);
           st.bytes_cache_hit += part;

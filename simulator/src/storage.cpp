@@ -85,10 +85,11 @@ void Storage::start_transfer(int client, int file, double offset, double bytes, 
   sg4::Host* c = pf_.clients[client];
   for (auto [oss, b] : per_oss) {
     sg4::Host* s = pf_.oss[oss];
-    auto comm = write ? sg4::Comm::sendto_init(c, s) : sg4::Comm::sendto_init(s, c);
-    comm->set_payload_size(static_cast<uint64_t>(std::llround(std::max(1.0, b))));
+    auto comm = sg4::Comm::sendto_init(); // the rate must be set before the hosts in 3.32
     if (stream_bw > 0)
       comm->set_rate(stream_bw * b / bytes);
+    comm->set_source(write ? c : s)->set_destination(write ? s : c);
+    comm->set_payload_size(static_cast<uint64_t>(std::llround(std::max(1.0, b))));
     acts.push_back(comm->start());
   }
 }

@@ -2,6 +2,7 @@
 #include "units.hpp"
 
 #include <cctype>
+#include <cstdarg>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -135,6 +136,16 @@ std::vector<double> parse_bytes_list(const std::string& text)
   if (out.empty())
     throw std::invalid_argument("expected a comma-separated list of sizes, got '" + text + "'");
   return out;
+}
+
+std::string strf(const char* format, ...)
+{
+  char buf[256];
+  va_list ap;
+  va_start(ap, format);
+  std::vsnprintf(buf, sizeof buf, format, ap);
+  va_end(ap);
+  return buf;
 }
 
 std::string format_bytes(double bytes)

@@ -17,6 +17,8 @@ std::vector<double> parse_bytes_list(const std::string& text);
 std::vector<std::string> split(const std::string& text, char sep);
 std::string trim(const std::string& text);
 
+/* printf into a std::string. */
+std::string strf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string format_bytes(double bytes);     // "1.50 GiB"
 std::string format_duration(double secs);   // "1h 02m", "12.3 s", "850 ms"
 

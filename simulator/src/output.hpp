@@ -1,0 +1,24 @@
+/* output: what a run prints and writes. A readable summary (stdout), one CSV row per policy
+ * (or per bench point) with a header, and a JSON document {"schema": "hybridio-sim/1",
+ * "config": {...every flag...}, "run": {...}, "results": [...]}. Writers throw
+ * std::runtime_error when a file cannot be written. */
+#pragma once
+#include "params.hpp"
+#include "simulation.hpp"
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hiosim {
+
+using FlagList = std::vector<std::pair<std::string, std::string>>;
+
+void print_summary(std::ostream& os, const Params& p, const RunResult& rr);
+void write_csv(std::ostream& os, const Params& p, const RunResult& rr, const FlagList& tags, bool header);
+void write_json(std::ostream& os, const Params& p, const RunResult& rr, const FlagList& config);
+std::string csv_header(const RunResult& rr, const FlagList& tags);
+std::string json_escape(const std::string& s);
+
+} // namespace hiosim
