@@ -42,6 +42,9 @@ const Variant kVariants[] = {
     {"dontcache", HIO_MODE_DONTCACHE, 0, 0},
 };
 
+// Names the variant in test listings instead of dumping its bytes.
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed ? seed : 0x9e3779b97f4a7c15ULL) {}

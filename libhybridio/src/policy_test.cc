@@ -20,6 +20,8 @@ struct Case {
   hio_rule rule;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 hio_request base_request(hio_op op, hio_u64 offset, hio_u64 length) {
   hio_request r = make_request(op, offset, length, reinterpret_cast<void*>(kAlignedBuf), 512, 512);
   r.file_size = 1024 * M;

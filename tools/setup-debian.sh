@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything Hybrid-IO needs to build, test and benchmark on
+# Debian 12 (bookworm), from Debian's own packages.  Idempotent; run as root.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config git
+  # libhybridio
+  liburing-dev libnuma-dev
+  # tests and micro-benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # the simulator and its plots
+  libsimgrid-dev python3 python3-matplotlib
+  # real programs the tests and comparisons drive
+  fio python3-numpy python3-torch
+  # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
+  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static kmod cpio e2fsprogs
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi
+  echo "setup-debian.sh: run as root (it installs packages with apt-get)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-debian.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "setup-debian.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# One transaction, so that the kernel image and headers have matching versions.
+apt-get install -y -q --no-install-recommends "${missing[@]}"
