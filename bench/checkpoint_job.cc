@@ -262,9 +262,13 @@ int run_checkpoint_job(const CheckpointOptions& o) {
   for (hio_mode m : o.policies) runs.push_back({m, {}, {}});
   Progress progress(2 * o.size * o.policies.size() * o.repeat);
   std::string cold = "none";
-  // Interleave: every repeat runs every policy, so drift hits all alike.
+  // Interleave: every repeat runs every policy, so drift hits all alike, and
+  // each repeat starts one policy later, so that none always follows the
+  // same neighbour (on VMs, whether page-cache memory was recently freed
+  // by the previous run changes buffered throughput a lot).
   for (unsigned rep = 0; rep < o.repeat; ++rep) {
-    for (PolicyRuns& pr : runs) {
+    for (size_t k = 0; k < runs.size(); ++k) {
+      PolicyRuns& pr = runs[(k + rep) % runs.size()];
       set_policy(pr.policy);
       progress.set_label(std::string(hio_mode_name(pr.policy)) + " write");
       PhaseResult w, r;

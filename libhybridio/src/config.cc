@@ -61,7 +61,7 @@ const Setting kSettings[] = {
      [](Config& c, const std::string& t) { return set_size(&c.policy.read_threshold, t, 1); }},
     {"sync_write_threshold", Kind::kSize, "hybrid: O_SYNC/O_DSYNC writes of at least this size go direct",
      [](Config& c, const std::string& t) { return set_size(&c.policy.sync_write_threshold, t, 1); }},
-    {"stream_threshold", Kind::kSize, "hybrid: requests of a sequential stream of at least this size go direct",
+    {"stream_threshold", Kind::kSize, "hybrid: writes of a sequential stream of at least this size go direct",
      [](Config& c, const std::string& t) { return set_size(&c.policy.stream_threshold, t, 1); }},
     {"dontcache_threshold", Kind::kSize, "hybrid: undirectable requests of at least this size go uncached",
      [](Config& c, const std::string& t) { return set_size(&c.policy.dontcache_threshold, t, 1); }},

@@ -75,7 +75,7 @@ enum hio_rule {
 	HIO_RULE_WRITE_SIZE,           /* write at or above the write threshold */
 	HIO_RULE_READ_SIZE,            /* read at or above the read threshold */
 	HIO_RULE_SYNC_WRITE,           /* O_SYNC/O_DSYNC write above the lower sync threshold */
-	HIO_RULE_SEQUENTIAL,           /* long sequential stream above the stream threshold */
+	HIO_RULE_SEQUENTIAL,           /* long sequential write stream above the stream threshold */
 	HIO_RULE_PRESSURE,             /* memory pressure lowered the threshold */
 	HIO_RULE_COUNT
 };
@@ -97,7 +97,7 @@ struct hio_policy_config {
 	hio_u64 write_threshold;      /* hybrid: writes >= this go direct (Lustre: 2 MiB) */
 	hio_u64 read_threshold;       /* hybrid: reads >= this go direct (Lustre: 8 MiB) */
 	hio_u64 sync_write_threshold; /* hybrid: O_SYNC/O_DSYNC writes >= this go direct */
-	hio_u64 stream_threshold;     /* hybrid: requests >= this in a sequential stream go direct */
+	hio_u64 stream_threshold;     /* hybrid: writes >= this in a sequential stream go direct */
 	hio_u32 stream_min_run;       /* ... once the stream has this many sequential predecessors */
 	hio_u32 pressure_high;        /* pressure (0-100) at which thresholds are divided ... */
 	hio_u32 pressure_shift;       /* ... by 2^pressure_shift */
@@ -355,7 +355,13 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 			threshold = c->sync_write_threshold;
 			size_rule = HIO_RULE_SYNC_WRITE;
 		}
-		if (r->seq_run >= c->stream_min_run && c->stream_threshold < threshold) {
+		/*
+		 * Only writes: a sequential read stream is already pipelined
+		 * by the kernel's readahead, which one synchronous direct read
+		 * at a time does not beat (docs/policy.md has the numbers).
+		 */
+		if (is_write && r->seq_run >= c->stream_min_run &&
+		    c->stream_threshold < threshold) {
 			threshold = c->stream_threshold;
 			size_rule = HIO_RULE_SEQUENTIAL;
 		}
