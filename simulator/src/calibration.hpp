@@ -2,10 +2,12 @@
  * bs_bytes, gbps_median}), fits the client model's per-request costs and bandwidths on some
  * block sizes, and predicts the others with the simulator (one client, one local disk).
  * Fitted forms, per request of size b on one thread at queue depth 1:
- *   direct:          time = latency + b / disk_bw               (write and read)
+ *   direct:          time = latency + b / stream_bw              (write and read)
  *   buffered write:  1/throughput = cost / b + 1 / copy_bw + writeback per byte (end fsync)
- *   buffered read:   1/throughput = cost / b + max(1 / copy_bw, 1 / disk_bw) (readahead overlap)
- * Each is a linear least-squares fit minimising relative error. */
+ *   buffered read:   1/throughput = cost / b + 1 / min(copy_bw, disk_bw) (readahead overlap)
+ * Each is a linear least-squares fit minimising relative error. A direct stream at queue
+ * depth 1 may be slower than the device under readahead, so the read disk bandwidth is the
+ * larger of the two fitted rates. */
 #pragma once
 #include <string>
 #include <vector>
@@ -28,8 +30,8 @@ struct BenchFile {
 BenchFile read_bench_json(const std::string& path);
 
 struct Calibration {
-  double direct_write_lat = 0, disk_write_bw = 0;
-  double direct_read_lat = 0, disk_read_bw = 0;
+  double direct_write_lat = 0, direct_write_bw = 0, disk_write_bw = 0;
+  double direct_read_lat = 0, direct_read_bw = 0, disk_read_bw = 0;
   double buffered_write_cost = 0, copy_write_bw = 0;
   double buffered_read_cost = 0, copy_read_bw = 0;
 };

@@ -66,8 +66,13 @@ void ClientModel::direct_io(int node, int file, double offset, double bytes, dou
   double lat  = reqs * (write ? p_.client.direct_write_lat : p_.client.direct_read_lat) / depth;
   if (lat > 0)
     sg4::this_actor::sleep_for(lat);
-  double stream = p_.fs.kind == "lustre" ? p_.client.direct_stream_bw * depth : 0;
-  storage_.transfer(node, file, offset, bytes, write, stream);
+  // The thread's request pipeline bounds the stream: an Exec of the same bytes, capped at the
+  // stream bandwidth, runs alongside the transfer, and the slower of the two sets the time.
+  double stream = (write ? p_.client.direct_write_stream_bw : p_.client.direct_read_stream_bw) * depth;
+  std::vector<sg4::ActivityPtr> acts;
+  storage_.start_transfer(node, file, offset, bytes, write, 0, acts);
+  acts.push_back(sg4::this_actor::exec_init(bytes)->set_bound(stream)->start());
+  wait_all(acts);
 }
 
 ThreadStats ClientModel::write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)

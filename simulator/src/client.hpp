@@ -1,7 +1,7 @@
 /* client: the I/O a GPU node's threads do under each policy. Buffered requests pay a per-call
  * cost and a per-thread copy into the page cache (an Exec bounded by the copy bandwidth on a
  * host whose speed is the node's memory bandwidth); direct requests pay a per-request latency
- * and move data straight to storage; dontcache copies, then writes back and drops at once.
+ * and move data straight to storage, no faster than one thread's direct stream; dontcache copies, then writes back and drops at once.
  * A thread's file is processed in chunks of sim/chunk-bytes: a chunk of n requests costs n
  * per-request costs plus one transfer, so activities stay few whatever the request size.
  * One ClientModel per simulation; its methods run inside actors on the client's host. */

@@ -179,8 +179,25 @@ int main(int argc, char** argv)
   // Defaults placed before the user's arguments so that the user's own --cfg/--log win.
   std::vector<std::string> storage = {self, "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                                       "--log=root.thresh:warning", "--log=xbt_cfg.thresh:warning"};
-  for (int i = first; i < argc; i++)
-    storage.emplace_back(argv[i]);
+  // Model flags are set after the Engine exists, one by one: SimGrid's own parser would split
+  // list values such as policy/list:buffered,hybrid.
+  std::vector<std::pair<std::string, std::string>> model_cfg;
+  for (int i = first; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.rfind("--cfg=", 0) == 0) {
+      auto colon = a.find(':');
+      std::string name = a.substr(6, colon == std::string::npos ? std::string::npos : colon - 6);
+      if (hiosim::is_model_flag(name)) {
+        if (colon == std::string::npos) {
+          std::cerr << "hybridio-sim: error: " << a << ": expected --cfg=" << name << ":VALUE\n";
+          return 2;
+        }
+        model_cfg.emplace_back(name, a.substr(colon + 1));
+        continue;
+      }
+    }
+    storage.push_back(a);
+  }
   std::vector<char*> av;
   for (auto& s : storage)
     av.push_back(s.data());
@@ -188,6 +205,8 @@ int main(int argc, char** argv)
   int ac = static_cast<int>(storage.size());
   try {
     simgrid::s4u::Engine engine(&ac, av.data());
+    for (const auto& [name, value] : model_cfg)
+      hiosim::set_flag(name, value);
     std::vector<std::string> args(av.begin() + 1, av.begin() + ac);
     if (sub == "calibrate")
       return hiosim::cmd_calibrate(args);

@@ -36,13 +36,14 @@ struct FsParams {
 };
 
 struct ClientParams {
-  double copy_bw_write      = 1.7e9;  // per thread, user buffer -> page cache
+  double copy_bw_write      = 1.65e9; // per thread, user buffer -> page cache
   double copy_bw_read       = 2.1e9;  // per thread, page cache -> user buffer
   double buffered_write_cost = 5e-6;  // per buffered write call
   double buffered_read_cost = 5e-6;   // per buffered read call
-  double direct_write_lat   = 0.92e-3; // per direct request (fit of Lustre's DIO table)
-  double direct_read_lat    = 0.92e-3;
-  double direct_stream_bw   = 8.9e9;  // one thread's direct stream, request pipeline limit
+  double direct_write_lat   = 0.88e-3; // per direct request (fit of Lustre's DIO table)
+  double direct_read_lat    = 1.0e-3;
+  double direct_write_stream_bw = 9.3e9; // one thread's direct stream: request pipeline limit
+  double direct_read_stream_bw  = 9.0e9;
   double writeback_req      = 4194304; // writeback RPC size
   int writeback_inflight    = 8;       // writeback RPCs in flight per node
 };

@@ -1,0 +1,74 @@
+/* calibration_test: the bench JSON reader and the fit recover known parameters. */
+#include "calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+using namespace hiosim;
+
+namespace {
+
+std::string write_tmp(const std::string& body)
+{
+  static int n = 0;
+  std::string path = ::testing::TempDir() + "bench-" + std::to_string(n++) + ".json";
+  std::ofstream(path) << body;
+  return path;
+}
+
+} // namespace
+
+TEST(Calibration, ReaderAcceptsTheSchemaAndIgnoresOtherKeys)
+{
+  auto path = write_tmp(R"({"schema": "hybridio-bench/1", "machine": {"kernel": "6.1", "file_bytes": 1048576},
+    "results": [{"rw": "write", "policy": "direct", "bs_bytes": 4096, "gbps_median": 0.1, "p99_us": 12},
+                {"rw": "read", "policy": "hybrid", "bs_bytes": 8388608, "gbps_median": 3.5}]})");
+  BenchFile bf = read_bench_json(path);
+  ASSERT_EQ(bf.points.size(), 2u);
+  EXPECT_EQ(bf.points[1].policy, "hybrid");
+  EXPECT_EQ(bf.points[0].bs, 4096);
+  EXPECT_EQ(bf.file_bytes, 1048576);
+}
+
+TEST(Calibration, ReaderNamesTheBadField)
+{
+  auto bad_schema = write_tmp(R"({"schema": "other/2", "results": []})");
+  EXPECT_THROW(read_bench_json(bad_schema), std::runtime_error);
+  auto bad_rw = write_tmp(R"({"schema": "hybridio-bench/1", "results": [{"rw": "append", "policy": "direct",
+    "bs_bytes": 4096, "gbps_median": 1}]})");
+  try {
+    read_bench_json(bad_rw);
+    FAIL() << "accepted rw=append";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("results[0]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'rw'"), std::string::npos) << e.what();
+  }
+  auto truncated = write_tmp(R"({"schema": "hybridio-bench/1", "results": [)");
+  EXPECT_THROW(read_bench_json(truncated), std::runtime_error);
+}
+
+TEST(Calibration, FitRecoversSyntheticParameters)
+{
+  const double lat = 40e-6, bw = 3e9, cost = 2e-6, copy = 5e9;
+  const double wb_req = 1048576, depth = 8;
+  std::vector<BenchPoint> pts;
+  for (double bs : {4096.0, 65536.0, 1048576.0, 16777216.0}) {
+    pts.push_back({"write", "direct", bs, bs / (lat + bs / bw) / 1e9});
+    pts.push_back({"read", "direct", bs, bs / (lat + bs / bw) / 1e9});
+    double wb = lat / (wb_req * depth) + 1 / bw;
+    pts.push_back({"write", "buffered", bs, 1 / (cost / bs + 1 / copy + wb) / 1e9});
+    pts.push_back({"read", "buffered", bs, 1 / (cost / bs + 1 / 2e9) / 1e9}); // copy (2 GB/s) below the disk
+  }
+  Calibration c = fit_calibration(pts, {4096, 65536, 1048576, 16777216}, wb_req, static_cast<int>(depth));
+  EXPECT_NEAR(c.direct_write_lat, lat, 1e-3 * lat);
+  EXPECT_NEAR(c.direct_write_bw, bw, 1e-3 * bw);
+  EXPECT_NEAR(c.direct_read_bw, bw, 1e-3 * bw);
+  EXPECT_NEAR(c.disk_read_bw, bw, 1e-3 * bw); // the larger of direct (3) and copy (2 GB/s)
+  EXPECT_NEAR(c.buffered_write_cost, cost, 1e-3 * cost);
+  EXPECT_NEAR(c.copy_write_bw, copy, 1e-3 * copy);
+  EXPECT_NEAR(c.buffered_read_cost, cost, 1e-3 * cost);
+  EXPECT_NEAR(c.copy_read_bw, 2e9, 1e-3 * 2e9);
+}
