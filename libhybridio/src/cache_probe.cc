@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <memory>
@@ -86,6 +87,28 @@ bool probe_mincore(int fd, uint64_t offset, uint64_t length, CacheState* out) {
   out->dirty_pages = -1;
   out->method = ProbeMethod::kMincore;
   return true;
+}
+
+uint64_t cached_prefix_bytes(int fd, uint64_t offset, uint64_t length) {
+  const uint64_t page = static_cast<uint64_t>(page_size());
+  const uint64_t start = offset & ~(page - 1);
+  const uint64_t pages = (offset + length - start + page - 1) / page;
+  auto fully_cached = [&](uint64_t n) {
+    CacheState s;
+    return probe_cachestat(fd, start, n * page, &s) && s.cached_pages == static_cast<int64_t>(n);
+  };
+  if (length == 0 || !fully_cached(1)) return 0;
+  uint64_t lo = 1, hi = pages;  // [start, lo pages) is cached; beyond hi pages is not known
+  if (fully_cached(hi)) {
+    lo = hi;
+  } else {
+    while (hi - lo > 1) {  // invariant: lo pages cached, hi pages not all cached
+      uint64_t mid = lo + (hi - lo) / 2;
+      (fully_cached(mid) ? lo : hi) = mid;
+    }
+  }
+  uint64_t end = start + lo * page;
+  return std::min(end - offset, length);
 }
 
 CacheState probe_cache(int fd, uint64_t offset, uint64_t length, ProbeMethod allow) {

@@ -27,6 +27,11 @@ CacheState probe_cache(int fd, uint64_t offset, uint64_t length,
 bool probe_cachestat(int fd, uint64_t offset, uint64_t length, CacheState* out);
 bool probe_mincore(int fd, uint64_t offset, uint64_t length, CacheState* out);
 
+// How many bytes from `offset` on are in the cache without a gap (at most
+// `length`), found by bisecting with cachestat(2): about log2(pages) calls.
+// 0 when nothing is cached at `offset` or cachestat is unavailable.
+uint64_t cached_prefix_bytes(int fd, uint64_t offset, uint64_t length);
+
 // True while cachestat(2) has not been found missing (ENOSYS) in this process.
 bool cachestat_available();
 

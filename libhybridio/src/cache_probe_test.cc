@@ -69,6 +69,30 @@ TEST_F(CacheProbe, MincoreSeesCachedPages) {
   EXPECT_EQ(s.cached_pages, 1);
 }
 
+TEST_F(CacheProbe, CachedPrefixStopsAtTheFirstGap) {
+  CacheState s;
+  if (!probe_cachestat(fd_, 0, kSize, &s)) GTEST_SKIP() << "cachestat(2) is not available (needs Linux 6.5+)";
+  EXPECT_EQ(cached_prefix_bytes(fd_, 0, kSize), kSize);
+  EXPECT_EQ(cached_prefix_bytes(fd_, 100, 5000), 5000u);
+  drop();
+  EXPECT_EQ(cached_prefix_bytes(fd_, 0, kSize), 0u);
+  char buf[4096];
+  ASSERT_EQ(posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM), 0);  // little or no readahead
+  for (int page = 0; page < 37; ++page)
+    ASSERT_EQ(pread(fd_, buf, sizeof buf, page * 4096), 4096);
+  // Readahead may have cached a little more than 37 pages, never fewer.
+  uint64_t prefix = cached_prefix_bytes(fd_, 0, kSize);
+  EXPECT_GE(prefix, 37u * 4096);
+  EXPECT_EQ(prefix % 4096, 0u);
+  ASSERT_TRUE(probe_cachestat(fd_, 0, prefix, &s));
+  EXPECT_EQ(s.cached_pages, static_cast<int64_t>(prefix / 4096));
+  if (prefix < kSize) {
+    ASSERT_TRUE(probe_cachestat(fd_, prefix, 4096, &s));
+    EXPECT_EQ(s.cached_pages, 0) << "the page after the prefix must be uncached";
+  }
+  EXPECT_EQ(cached_prefix_bytes(fd_, 10, 100), 100u);  // within the first page
+}
+
 TEST_F(CacheProbe, MincoreCannotProbeWriteOnlyDescriptors) {
   int wfd = open(dir_.file("f").c_str(), O_WRONLY);
   ASSERT_GE(wfd, 0);

@@ -147,8 +147,15 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 }
 
 ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
+  return route(describe(op, buf, len, offset), buf, true);
+}
+
+ssize_t File::route(hio_request req, char* buf, bool cached_first) {
+  // The remainder of a cached-first read arrives already probed.
+  const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
   const hio_policy_config& cfg = rt_.policy();
-  hio_request req = describe(op, buf, len, offset);
+  const hio_op op = req.op;
+  const uint64_t len = req.length, offset = req.offset;
   hio_decision d;
 
   // Memory pressure only matters for requests it could push over a threshold.
@@ -166,22 +173,82 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
       struct stat st;
       if (fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
     }
-    if (cfg.mode == HIO_MODE_HYBRID) {
+    if (cfg.mode == HIO_MODE_HYBRID && !probed) {
       CacheState cache = probe_cache(fd_, offset, len);
-      Stats& s = rt_.stats();
-      switch (cache.method) {
-        case ProbeMethod::kCachestat: s.add(s.probe_cachestat); break;
-        case ProbeMethod::kMincore: s.add(s.probe_mincore); break;
-        case ProbeMethod::kNone: s.add(s.probe_failed); break;
-      }
+      count_probe(cache.method);
       req.cached_pages = cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
     }
     hio_policy_decide(&cfg, &req, &d);
   }
+
+  // A direct-bound read of a partly cached range: what is cached at its
+  // start comes from the cache, only the rest is decided again (Lustre's
+  // cached-first read).
+  if (cached_first && op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT &&
+      req.cached_pages > 0) {
+    uint64_t served = read_cached_prefix(buf, len, offset);
+    if (served > 0) {
+      hio_request rest = req;
+      rest.offset += served;
+      rest.length -= served;
+      rest.buf_addr += served;
+      // The rest is judged by the cache as it was before the prefix was
+      // read: crossing a readahead marker in the prefix starts readahead
+      // into the rest, which must not talk the rest out of going direct.
+      const uint64_t prefix_pages = hio_range_pages(offset, served, cfg.page_size);
+      rest.cached_pages = req.cached_pages > static_cast<int64_t>(prefix_pages)
+                              ? req.cached_pages - static_cast<int64_t>(prefix_pages)
+                              : 0;
+      if (rest.length == 0) return static_cast<ssize_t>(served);
+      ssize_t n = route(rest, buf + served, false);
+      return n < 0 ? static_cast<ssize_t>(served) : static_cast<ssize_t>(served) + n;
+    }
+  }
+
   if (rt_.trace().enabled()) rt_.trace().record(fd_, req, d);
   rt_.stats().count_rule(d.rule, len);
+  rt_.stats().count_request(op, d.path);
   return execute(req, d, buf);
+}
+
+void File::count_probe(ProbeMethod method) {
+  Stats& s = rt_.stats();
+  switch (method) {
+    case ProbeMethod::kCachestat: s.add(s.probe_cachestat); break;
+    case ProbeMethod::kMincore: s.add(s.probe_mincore); break;
+    case ProbeMethod::kNone: s.add(s.probe_failed); break;
+  }
+}
+
+uint64_t File::read_cached_prefix(char* buf, uint64_t len, uint64_t offset) {
+  // Read exactly the cached prefix: a buffered read that reaches an uncached
+  // page would start readahead into the range meant to go direct (even with
+  // RWF_NOWAIT), and RWF_NOWAIT keeps a page evicted meanwhile from blocking.
+  uint64_t prefix = cached_prefix_bytes(fd_, offset, len);
+  count_probe(prefix ? ProbeMethod::kCachestat : ProbeMethod::kNone);
+  if (prefix == 0) return 0;
+  iovec iov{buf, static_cast<size_t>(prefix)};
+  ssize_t n = ::preadv2(fd_, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
+  if (n <= 0) return 0;
+  Stats& s = rt_.stats();
+  s.count_bytes(HIO_OP_READ, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
+  s.add(s.cached_first_reads);
+  s.add(s.cached_first_bytes, static_cast<uint64_t>(n));
+  s.count_rule(HIO_RULE_READ_CACHED, static_cast<uint64_t>(n));
+  if (rt_.trace().enabled()) {
+    hio_request served{};
+    served.op = HIO_OP_READ;
+    served.offset = offset;
+    served.length = static_cast<uint64_t>(n);
+    served.cached_pages = served.dirty_pages = HIO_PAGES_UNKNOWN;
+    hio_decision d{};
+    d.path = HIO_PATH_BUFFERED;
+    d.rule = HIO_RULE_READ_CACHED;
+    d.body_len = static_cast<uint64_t>(n);
+    rt_.trace().record(fd_, served, d);
+  }
+  return static_cast<uint64_t>(n);
 }
 
 ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path) {
@@ -189,7 +256,7 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
   if (path == HIO_PATH_DONTCACHE) {
     ssize_t n = sys_io(op, fd_, buf, len, offset, RWF_DONTCACHE);
     if (n >= 0) {
-      s.count_request(op, HIO_PATH_DONTCACHE, static_cast<uint64_t>(n));
+      s.count_bytes(op, HIO_PATH_DONTCACHE, static_cast<uint64_t>(n));
       return n;
     }
     if (errno != EOPNOTSUPP && errno != EINVAL) return -errno;
@@ -198,7 +265,7 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
   }
   ssize_t n = sys_io(op, fd_, buf, len, offset, 0);
   if (n < 0) return -errno;
-  s.count_request(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
+  s.count_bytes(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
   return n;
 }
 
@@ -215,7 +282,7 @@ File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t off
     if (n == 0) break;  // EOF on read
     p.done += static_cast<uint64_t>(n);
   }
-  if (p.done) rt_.stats().count_request(op, HIO_PATH_BUFFERED, p.done);
+  if (p.done) rt_.stats().count_bytes(op, HIO_PATH_BUFFERED, p.done);
   return p;
 }
 
@@ -258,7 +325,7 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     if (static_cast<uint64_t>(n) < chunk) break;
   }
   if (p.done) {
-    s.count_request(op, HIO_PATH_DIRECT, p.done);
+    s.count_bytes(op, HIO_PATH_DIRECT, p.done);
     if (bounce) {
       s.add(s.bounces);
       s.add(s.bounce_bytes, p.done);
@@ -274,7 +341,7 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     // The caller's own O_DIRECT descriptor: exactly its system call, nothing added.
     ssize_t n = sys_io(op, fd_, buf, req.length, offset, 0);
     if (n < 0) return -errno;
-    rt_.stats().count_request(op, HIO_PATH_DIRECT, static_cast<uint64_t>(n));
+    rt_.stats().count_bytes(op, HIO_PATH_DIRECT, static_cast<uint64_t>(n));
     return n;
   }
   if (d.path != HIO_PATH_DIRECT) return single_buffered(op, buf, req.length, offset, d.path);
@@ -329,9 +396,10 @@ ssize_t File::write(const void* buf, size_t len) {
     hio_decision d;
     hio_policy_decide(&rt_.policy(), &req, &d);
     rt_.stats().count_rule(d.rule, len);
+    rt_.stats().count_request(HIO_OP_WRITE, d.path);
     ssize_t n = ::write(fd_, buf, len);
     if (n < 0) return -errno;
-    rt_.stats().count_request(HIO_OP_WRITE, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
+    rt_.stats().count_bytes(HIO_OP_WRITE, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
     return n;
   }
   off_t pos = lseek(fd_, 0, SEEK_CUR);

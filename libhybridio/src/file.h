@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "cache_probe.h"
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
 
@@ -61,6 +62,11 @@ class File {
   };
 
   ssize_t transfer(hio_op op, char* buf, size_t len, uint64_t offset);
+  // Decides and executes one request; `cached_first` allows serving a
+  // cached prefix of a direct-bound read before deciding the rest.
+  ssize_t route(hio_request req, char* buf, bool cached_first);
+  uint64_t read_cached_prefix(char* buf, uint64_t len, uint64_t offset);
+  void count_probe(ProbeMethod method);
   hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);

@@ -158,6 +158,27 @@ TEST_F(Engine, CachedRangeIsReadFromTheCache) {
   EXPECT_EQ(memcmp(buf.data(), data.data(), data.size()), 0);
 }
 
+TEST_F(Engine, PartlyCachedReadServesTheCachedPrefixFirst) {
+  auto f = open_file("pc");
+  auto data = pattern(16 * M, 15);
+  set_mode(HIO_MODE_BUFFERED);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(f->sync(false), 0);
+  ASSERT_EQ(posix_fadvise(f->fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  AlignedBuffer buf(16 * M, 4096);
+  ASSERT_EQ(f->pread(buf.data(), 2 * M, 0), static_cast<ssize_t>(2 * M));  // caches [0, 2M+readahead)
+  set_mode(HIO_MODE_HYBRID);
+  Runtime::get().stats().reset();
+  ASSERT_EQ(f->pread(buf.data(), 16 * M, 0), static_cast<ssize_t>(16 * M));
+  EXPECT_EQ(memcmp(buf.data(), data.data(), data.size()), 0);
+  hio_stats s = stats();
+  EXPECT_EQ(s.cached_first_reads, 1u);
+  EXPECT_GE(s.cached_first_bytes, 2 * M);
+  EXPECT_GT(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], 0u);
+  EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT] + s.bytes[HIO_OP_READ][HIO_PATH_BUFFERED], 16 * M);
+  EXPECT_EQ(s.requests[HIO_OP_READ][HIO_PATH_DIRECT], 1u) << "one caller request, counted once";
+}
+
 TEST_F(Engine, DirtyRangeOverwriteStaysBuffered) {
   auto f = open_file("g");
   auto data = pattern(4 * M, 6);

@@ -5,11 +5,6 @@
 
 namespace hybridio {
 
-void Stats::count_request(hio_op op, hio_path path, uint64_t bytes) {
-  add(requests_[op][path]);
-  add(bytes_[op][path], bytes);
-}
-
 void Stats::count_rule(hio_rule rule, uint64_t bytes) {
   add(rule_requests_[rule]);
   add(rule_bytes_[rule], bytes);
@@ -37,6 +32,8 @@ hio_stats Stats::snapshot() const {
   s.probe_mincore = load(probe_mincore);
   s.probe_failed = load(probe_failed);
   s.fsyncs = load(fsyncs);
+  s.cached_first_reads = load(cached_first_reads);
+  s.cached_first_bytes = load(cached_first_bytes);
   return s;
 }
 
@@ -48,7 +45,7 @@ void Stats::reset() {
   for (auto& c : rule_requests_) c.store(0);
   for (auto& c : rule_bytes_) c.store(0);
   for (auto* c : {&splits, &bounces, &bounce_bytes, &direct_open_refused, &direct_io_refused,
-                  &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs})
+                  &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs, &cached_first_reads, &cached_first_bytes})
     c->store(0);
 }
 
@@ -87,6 +84,8 @@ std::string Stats::to_json(const hio_policy_config& policy) const {
     << ", \"dontcache_refused\": " << s.dontcache_refused << "},\n";
   j << "  \"probes\": {\"cachestat\": " << s.probe_cachestat << ", \"mincore\": " << s.probe_mincore
     << ", \"failed\": " << s.probe_failed << "},\n";
+  j << "  \"cached_first\": {\"reads\": " << s.cached_first_reads << ", \"bytes\": " << s.cached_first_bytes
+    << "},\n";
   j << "  \"fsyncs\": " << s.fsyncs << "\n}\n";
   return j.str();
 }

@@ -14,7 +14,10 @@ namespace hybridio {
 
 class Stats {
  public:
-  void count_request(hio_op op, hio_path path, uint64_t bytes);
+  // One caller request, by the path of its body.
+  void count_request(hio_op op, hio_path path) { add(requests_[op][path]); }
+  // Bytes moved on a path (a split request adds its pieces to their paths).
+  void count_bytes(hio_op op, hio_path path, uint64_t bytes) { add(bytes_[op][path], bytes); }
   void count_rule(hio_rule rule, uint64_t bytes);
   void add(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetch_add(n, std::memory_order_relaxed); }
 
@@ -28,6 +31,7 @@ class Stats {
   std::atomic<uint64_t> direct_open_refused{0}, direct_io_refused{0}, dontcache_refused{0};
   std::atomic<uint64_t> probe_cachestat{0}, probe_mincore{0}, probe_failed{0};
   std::atomic<uint64_t> fsyncs{0};
+  std::atomic<uint64_t> cached_first_reads{0}, cached_first_bytes{0};
 
  private:
   std::atomic<uint64_t> requests_[2][HIO_PATH_COUNT]{};

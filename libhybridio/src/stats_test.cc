@@ -8,8 +8,10 @@ namespace {
 
 TEST(Stats, CountsAndResets) {
   Stats s;
-  s.count_request(HIO_OP_WRITE, HIO_PATH_DIRECT, 4096);
-  s.count_request(HIO_OP_WRITE, HIO_PATH_DIRECT, 100);
+  s.count_request(HIO_OP_WRITE, HIO_PATH_DIRECT);
+  s.count_bytes(HIO_OP_WRITE, HIO_PATH_DIRECT, 4096);
+  s.count_request(HIO_OP_WRITE, HIO_PATH_DIRECT);
+  s.count_bytes(HIO_OP_WRITE, HIO_PATH_DIRECT, 100);
   s.count_rule(HIO_RULE_WRITE_SIZE, 4196);
   s.add(s.splits);
   hio_stats snap = s.snapshot();
@@ -25,7 +27,8 @@ TEST(Stats, CountsAndResets) {
 
 TEST(Stats, JsonHasSchemaPathsAndRules) {
   Stats s;
-  s.count_request(HIO_OP_READ, HIO_PATH_BUFFERED, 10);
+  s.count_request(HIO_OP_READ, HIO_PATH_BUFFERED);
+  s.count_bytes(HIO_OP_READ, HIO_PATH_BUFFERED, 10);
   s.count_rule(HIO_RULE_READ_CACHED, 10);
   hio_policy_config cfg;
   hio_policy_config_defaults(&cfg);

@@ -99,6 +99,8 @@ struct hio_stats {
 	uint64_t probe_mincore;       /* cache probes by mmap + mincore(2) */
 	uint64_t probe_failed;        /* probes that could not answer */
 	uint64_t fsyncs;
+	uint64_t cached_first_reads;  /* direct-bound reads whose cached prefix came from the cache */
+	uint64_t cached_first_bytes;
 };
 
 HIO_API void hio_stats_get(struct hio_stats *out);
