@@ -81,8 +81,11 @@ void build_fat_tree(Platform& pf, const Params& p, int nodes)
     return std::make_pair(h->get_netpoint(), nullptr);
   };
   // The limiter is each host's NIC; the fat tree's own links are the switch links.
-  auto limiter = [&](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/, unsigned long id) -> sg4::Link* {
-    double bw = id < static_cast<unsigned long>(nodes) ? node_bw : (id < leaves_needed ? p.fs.oss_nic_bw : 1e9);
+  auto limiter = [&](sg4::NetZone* zone, const std::vector<unsigned long>& coord, unsigned long id) -> sg4::Link* {
+    // Called for switches too (coord = {level, index}): only leaves (level 0) have a NIC.
+    if (not coord.empty() && coord[0] != 0)
+      return zone->create_link("sw-limiter-" + std::to_string(coord[0]) + "-" + std::to_string(id), 1e13)->seal();
+    double bw = id < static_cast<unsigned long>(nodes) ? node_bw : (id < leaves_needed ? p.fs.oss_nic_bw : 1e12);
     return zone->create_link("limiter-" + std::to_string(id), bw)->seal();
   };
   auto* zone = sg4::create_fatTree_zone("cluster", nullptr, ft, {netpoint, {}, limiter}, p.cluster.switch_link_bw,

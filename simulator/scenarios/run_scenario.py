@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""run_scenario: runs one scenario folder (scenario.json) with hybridio-sim and checks its output.
+
+scenario.json holds "description", "command" (hybridio-sim arguments; {dir} is the scenario
+folder, {out} a fresh output folder; for "run" a --json {out}/result.json is added) and "checks":
+  {"type": "result", "policy": P, "field": F, "expect": V, "rel_tol": T}   a JSON result value
+  {"type": "compare", "field": F, "smaller": P1, "than": P2}               P1's F below P2's
+  {"type": "bench", "rw": R, "policy": P, "bs": B, "expect": V, "rel_tol": T}   bench GB/s
+  {"type": "optimum", "csv": C, "x": X, "y": Y, "expect": "young"|"daly", "rel_tol": T}
+        fits y = a/x + b x + c to a merged sweep CSV; argmin sqrt(a/b) vs the formula
+  {"type": "stdout", "text": S}                                             S in stdout
+  {"type": "exit", "code": N}                                               exit status
+Usage: run_scenario.py HYBRIDIO_SIM SCENARIO_DIR OUT_DIR"""
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+
+def fit_argmin(xs, ys):
+    # Normal equations of y = a/x + b x + c.
+    rows = [[1 / x, x, 1.0] for x in xs]
+    m = [[sum(r[i] * r[j] for r in rows) for j in range(3)] + [sum(r[i] * y for r, y in zip(rows, ys))] for i in range(3)]
+    for c in range(3):
+        for r in range(3):
+            if r != c:
+                k = m[r][c] / m[c][c]
+                m[r] = [a - k * b for a, b in zip(m[r], m[c])]
+    a, b = m[0][3] / m[0][0], m[1][3] / m[1][1]
+    return math.sqrt(a / b)
+
+
+def main():
+    sim, sdir, out = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    with open(os.path.join(sdir, "scenario.json")) as f:
+        sc = json.load(f)
+    args = [a.replace("{dir}", sdir).replace("{out}", out) for a in sc["command"]]
+    if args and args[0] == "run":
+        args += ["--json", os.path.join(out, "result.json")]
+    print("scenario:", sc["description"])
+    print("command: hybridio-sim", " ".join(args))
+    p = subprocess.run([sim, *args], capture_output=True, text=True, timeout=sc.get("timeout", 100))
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    expect_exit = next((c["code"] for c in sc["checks"] if c["type"] == "exit"), 0)
+    check(p.returncode == expect_exit, f"exit status {p.returncode} == {expect_exit}")
+    doc = None
+    if os.path.exists(os.path.join(out, "result.json")):
+        with open(os.path.join(out, "result.json")) as f:
+            doc = json.load(f)
+
+    def result(policy, field):
+        for r in doc["results"]:
+            if r.get("policy") == policy:
+                return r[field] if field in r else r["training"][field]
+        raise KeyError(policy)
+
+    for c in sc["checks"]:
+        t = c["type"]
+        if t == "result":
+            v = result(c["policy"], c["field"])
+            err = (v - c["expect"]) / c["expect"]
+            check(abs(err) <= c["rel_tol"], f"{c['policy']} {c['field']} = {v:.4g}, expected {c['expect']:.4g} "
+                                            f"({100 * err:+.1f} %, tolerance {100 * c['rel_tol']:.0f} %)")
+        elif t == "compare":
+            a, b = result(c["smaller"], c["field"]), result(c["than"], c["field"])
+            check(a < b, f"{c['field']}: {c['smaller']} {a:.4g} < {c['than']} {b:.4g}")
+        elif t == "bench":
+            v = next(r["gbps"] for r in doc["results"]
+                     if r["rw"] == c["rw"] and r["policy"] == c["policy"] and abs(r["bs_bytes"] - c["bs"]) < 0.5)
+            err = (v - c["expect"]) / c["expect"]
+            check(abs(err) <= c["rel_tol"], f"{c['rw']} {c['policy']} {c['bs'] / 1048576:g} MiB: {v:.3f} GB/s, "
+                                            f"reference {c['expect']:.3f} ({100 * err:+.1f} %, tolerance {100 * c['rel_tol']:.0f} %)")
+        elif t == "optimum":
+            with open(c["csv"].replace("{out}", out)) as f:
+                rows = list(csv.DictReader(f))
+            xs = [float(r[c["x"]]) for r in rows]
+            ys = [float(r[c["y"]]) for r in rows]
+            best = fit_argmin(xs, ys)
+            ref = float(rows[0][c["expect"] + "_s"])
+            err = (best - ref) / ref
+            check(abs(err) <= c["rel_tol"], f"swept optimum {best:.1f} s vs {c['expect']} {ref:.1f} s "
+                                            f"({100 * err:+.2f} %, tolerance {100 * c['rel_tol']:.0f} %)")
+        elif t == "stdout":
+            check(c["text"] in p.stdout, f"stdout contains {c['text']!r}")
+        elif t != "exit":
+            check(False, f"unknown check type {t}")
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
