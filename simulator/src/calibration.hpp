@@ -17,8 +17,9 @@ namespace hiosim {
 struct BenchPoint {
   std::string rw;
   std::string policy;
-  double bs   = 0;
-  double gbps = 0;
+  double bs     = 0;
+  double gbps   = 0;  // the statistic used (gbps_median unless told otherwise)
+  double spread = -1; // (gbps_max - gbps_min) / gbps_median when the file has them
 };
 
 struct BenchFile {
@@ -26,8 +27,9 @@ struct BenchFile {
   double file_bytes = 0; // machine.file_bytes if present
 };
 
-/* Throws std::runtime_error naming the result index and key that is wrong. */
-BenchFile read_bench_json(const std::string& path);
+/* Throws std::runtime_error naming the result index and key that is wrong. `stat` picks the
+ * throughput key: "median" (gbps_median, required) or "max" (gbps_max, the best repetition). */
+BenchFile read_bench_json(const std::string& path, const std::string& stat = "median");
 
 struct Calibration {
   double direct_write_lat = 0, direct_write_bw = 0, disk_write_bw = 0;
