@@ -16,6 +16,7 @@
 #include "cache_probe.h"
 #include "log.h"
 #include "memory_pressure.h"
+#include "private_fd.h"
 #include "runtime.h"
 
 #ifndef RWF_DONTCACHE
@@ -121,8 +122,16 @@ int File::direct_fd() {
     no_direct_.store(true);
     return -1;
   }
+  dfd = adopt_private_fd(dfd, this);
   direct_fd_.store(dfd, std::memory_order_release);
   return dfd;
+}
+
+void File::forget_direct_fd(int fd) {
+  // The program closed (or replaced) our twin: drop it without closing;
+  // the next direct request opens a new one.
+  int expected = fd;
+  if (direct_fd_.compare_exchange_strong(expected, -1)) release_private_fd(fd);
 }
 
 hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offset) {
@@ -312,6 +321,11 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
       if (errno == EINVAL && !direct_proven_.load()) {
         if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
         p.refused = true;
+      } else if (errno == EBADF && dfd != fd_) {
+        // The twin was closed behind our back (a program closing every
+        // descriptor): finish through the page cache, reopen next time.
+        forget_direct_fd(dfd);
+        p.refused = true;
       } else {
         p.error = errno;
       }
@@ -425,7 +439,10 @@ void File::set_mapped(bool mapped) { mapped_.store(mapped, std::memory_order_rel
 
 int File::close() {
   int dfd = direct_fd_.exchange(-1);
-  if (dfd >= 0) ::close(dfd);
+  if (dfd >= 0) {
+    release_private_fd(dfd);
+    ::close(dfd);
+  }
   int rc = 0;
   if (owns_fd_ && fd_ >= 0) {
     rc = ::close(fd_);

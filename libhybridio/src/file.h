@@ -52,6 +52,10 @@ class File {
 
   const DioAlignment& alignment() const { return align_; }
 
+  // Called when the program closed or replaced the O_DIRECT twin `fd`
+  // (see private_fd.h); the twin is reopened when next needed.
+  void forget_direct_fd(int fd);
+
  private:
   File(Runtime& rt, int fd, bool owns_fd, int open_flags);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "private_fd.h"
 #include "runtime.h"
 #include "temp_dir.h"
 
@@ -282,6 +283,42 @@ TEST_F(Engine, FilesystemWithoutODirectFallsBackOnce) {
     f.reset();
   }
   EXPECT_EQ(umount(mnt.c_str()), 0);
+}
+
+// The twin lives high, close-on-exec, and its loss (a program closing every
+// descriptor) costs nothing but a reopen.
+TEST_F(Engine, DirectTwinIsPrivateAndSurvivesBeingClosed) {
+  auto f = open_file("tw");
+  AlignedBuffer buf(4 * M, 4096);
+  memset(buf.data(), 'a', 4 * M);
+  ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 0), static_cast<ssize_t>(4 * M));
+  int twin = -1;
+  for (int fd = 0; fd < 65536 && twin < 0; ++fd)
+    if (private_fd_owner(fd) == f.get()) twin = fd;
+  ASSERT_GE(twin, 0) << "no registered twin";
+  EXPECT_GT(twin, f->fd() + 100) << "the twin should sit high in the descriptor space";
+  EXPECT_TRUE(fcntl(twin, F_GETFD) & FD_CLOEXEC);
+  EXPECT_EQ(fcntl(f->fd(), F_GETFL) & O_DIRECT, 0) << "the caller's descriptor is unchanged";
+
+  // Behind the engine's back: closed and not told (EBADF path).
+  ASSERT_EQ(close(twin), 0);
+  memset(buf.data(), 'b', 4 * M);
+  ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 4 * M), static_cast<ssize_t>(4 * M));
+  // Told (the shim's path): forgotten, then reopened on the next direct write.
+  for (int fd = 0; fd < 65536; ++fd)
+    if (private_fd_owner(fd) == f.get()) {
+      f->forget_direct_fd(fd);
+      close(fd);
+    }
+  memset(buf.data(), 'c', 4 * M);
+  ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 8 * M), static_cast<ssize_t>(4 * M));
+  EXPECT_GT(stats().bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 4 * M) << "direct I/O resumed after the reopen";
+  ASSERT_EQ(f->close(), 0);
+  auto got = slurp(dir_.file("tw"));
+  ASSERT_EQ(got.size(), 12 * M);
+  EXPECT_TRUE(std::all_of(got.begin(), got.begin() + 4 * M, [](char c) { return c == 'a'; }));
+  EXPECT_TRUE(std::all_of(got.begin() + 4 * M, got.begin() + 8 * M, [](char c) { return c == 'b'; }));
+  EXPECT_TRUE(std::all_of(got.begin() + 8 * M, got.end(), [](char c) { return c == 'c'; }));
 }
 
 TEST_F(Engine, NonRegularFilesAreRefused) {

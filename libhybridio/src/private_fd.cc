@@ -1,0 +1,65 @@
+// private_fd.cc - see private_fd.h.  The registry is a small vector under a
+// mutex: it holds one entry per open O_DIRECT twin, and the common lookup
+// (no private descriptor at all) is one relaxed atomic load.
+#include "private_fd.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace hybridio {
+namespace {
+
+std::mutex g_mu;
+std::vector<std::pair<int, File*>>* g_entries = new std::vector<std::pair<int, File*>>();  // never freed
+std::atomic<int> g_count{0};
+
+int private_floor() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 60000;
+  if (rl.rlim_cur < 64) return -1;
+  // The top eighth of the descriptor space, capped so that the kernel's
+  // descriptor table does not grow to millions of slots.
+  rlim_t floor = rl.rlim_cur - rl.rlim_cur / 8;
+  return static_cast<int>(std::min<rlim_t>(floor, 60000));
+}
+
+}  // namespace
+
+int adopt_private_fd(int fd, File* owner) {
+  int floor = private_floor();
+  if (floor > fd) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    if (high >= 0) {
+      close(fd);
+      fd = high;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_entries->emplace_back(fd, owner);
+  g_count.store(static_cast<int>(g_entries->size()), std::memory_order_release);
+  return fd;
+}
+
+void release_private_fd(int fd) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto& v = *g_entries;
+  v.erase(std::remove_if(v.begin(), v.end(), [fd](const auto& e) { return e.first == fd; }), v.end());
+  g_count.store(static_cast<int>(v.size()), std::memory_order_release);
+}
+
+File* private_fd_owner(int fd) {
+  if (g_count.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (const auto& e : *g_entries)
+    if (e.first == fd) return e.second;
+  return nullptr;
+}
+
+}  // namespace hybridio

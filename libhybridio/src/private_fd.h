@@ -1,0 +1,26 @@
+// private_fd.h - descriptors the library opens for itself (the O_DIRECT
+// twins), kept out of the program's way.
+//
+// A private descriptor is O_CLOEXEC and moved to a high number, below the
+// soft RLIMIT_NOFILE, so that programs that number their own descriptors
+// rarely meet it.  Programs that close every descriptor (daemons, ssh) may
+// still close it: the LD_PRELOAD shim asks private_fd_owner() on every
+// close/dup2/dup3 and tells the owner, which then forgets the descriptor
+// and reopens a new one when it next needs it.  Thread-safe.
+#pragma once
+
+namespace hybridio {
+
+class File;
+
+// Moves `fd` into the private range and records `owner`; returns the
+// descriptor to use (the old one if it could not be moved).
+int adopt_private_fd(int fd, File* owner);
+
+// Forgets `fd` before the library closes it itself.
+void release_private_fd(int fd);
+
+// The File that owns private descriptor `fd`, or nullptr.
+File* private_fd_owner(int fd);
+
+}  // namespace hybridio
