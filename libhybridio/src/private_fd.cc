@@ -3,6 +3,8 @@
 // (no private descriptor at all) is one relaxed atomic load.
 #include "private_fd.h"
 
+#include "file.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -61,5 +63,21 @@ File* private_fd_owner(int fd) {
     if (e.first == fd) return e.second;
   return nullptr;
 }
+
+void forget_private_fds(unsigned first, unsigned last) {
+  if (g_count.load(std::memory_order_acquire) == 0) return;
+  std::vector<std::pair<int, File*>> hit;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (const auto& e : *g_entries)
+      if (static_cast<unsigned>(e.first) >= first && static_cast<unsigned>(e.first) <= last) hit.push_back(e);
+  }
+  // Outside the lock: forget_direct_fd releases the entry itself.
+  for (const auto& e : hit) e.second->forget_direct_fd(e.first);
+}
+
+void private_fd_atfork_prepare() { g_mu.lock(); }
+
+void private_fd_atfork_release() { g_mu.unlock(); }
 
 }  // namespace hybridio

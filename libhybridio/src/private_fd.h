@@ -23,4 +23,13 @@ void release_private_fd(int fd);
 // The File that owns private descriptor `fd`, or nullptr.
 File* private_fd_owner(int fd);
 
+// Tells the owners of every private descriptor in [first, last] that the
+// program is closing it (close_range, closefrom).
+void forget_private_fds(unsigned first, unsigned last);
+
+// fork(2) safety: the registry lock is taken before fork and released in
+// both processes after it, so a child never inherits it locked.
+void private_fd_atfork_prepare();
+void private_fd_atfork_release();
+
 }  // namespace hybridio

@@ -1,0 +1,359 @@
+// interpose.cc - the symbols libhybridio_preload.so exports in place of
+// libc's.  Each wrapper either passes the call straight to libc (the common
+// case: small requests, other file types, re-entry from the engine) or
+// hands it to the shim (shim.h).  Wrappers keep libc's conventions: -1 and
+// errno on failure, errno untouched on success.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "real_libc.h"
+#include "shim.h"
+
+using hybridio::preload::accel_iov;
+using hybridio::preload::accel_stdio;
+using hybridio::preload::candidate_size;
+using hybridio::preload::Guard;
+using hybridio::preload::lookup;
+using hybridio::preload::real;
+using hybridio::preload::TrackedRef;
+namespace shim = hybridio::preload;
+
+#define HIO_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+ssize_t finish(ssize_t r, int saved_errno) {
+  if (r < 0) {
+    errno = static_cast<int>(-r);
+    return -1;
+  }
+  errno = saved_errno;
+  return r;
+}
+
+size_t iov_total(const iovec* iov, int count) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+// Tries the accelerated path; returns false (and leaves *out alone) to fall through to libc.
+bool try_io(int fd, bool write, const iovec* iov, int count, off_t at, size_t total, ssize_t* out) {
+  if (total < candidate_size() || count <= 0) return false;
+  Guard guard;
+  if (!guard.entered()) return false;
+  int saved = errno;
+  TrackedRef t = lookup(fd);
+  if (!t) {
+    errno = saved;
+    return false;
+  }
+  *out = finish(accel_iov(t, fd, write, iov, count, at), saved);
+  return true;
+}
+
+int mode_arg(int flags, va_list ap) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, int) : 0;
+}
+
+int after_open(int fd) {
+  if (fd >= 0) shim::on_opened(fd);
+  return fd;
+}
+
+int real_open(const char* path, int flags, int mode) {
+  return real().open ? real().open(path, flags, mode) : static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
+
+int real_openat(int dirfd, const char* path, int flags, int mode) {
+  return real().openat ? real().openat(dirfd, path, flags, mode)
+                       : static_cast<int>(syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
+ssize_t real_read(int fd, void* buf, size_t n) {
+  return real().read ? real().read(fd, buf, n) : syscall(SYS_read, fd, buf, n);
+}
+
+ssize_t real_write(int fd, const void* buf, size_t n) {
+  return real().write ? real().write(fd, buf, n) : syscall(SYS_write, fd, buf, n);
+}
+
+ssize_t real_pread(int fd, void* buf, size_t n, off_t off) {
+  return real().pread ? real().pread(fd, buf, n, off) : syscall(SYS_pread64, fd, buf, n, off);
+}
+
+ssize_t real_pwrite(int fd, const void* buf, size_t n, off_t off) {
+  return real().pwrite ? real().pwrite(fd, buf, n, off) : syscall(SYS_pwrite64, fd, buf, n, off);
+}
+
+int real_close(int fd) { return real().close ? real().close(fd) : static_cast<int>(syscall(SYS_close, fd)); }
+
+}  // namespace
+
+// ---- opens -------------------------------------------------------------
+
+HIO_EXPORT int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int mode = mode_arg(flags, ap);
+  va_end(ap);
+  return after_open(real_open(path, flags, mode));
+}
+
+HIO_EXPORT int open64(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int mode = mode_arg(flags, ap);
+  va_end(ap);
+  return after_open(real_open(path, flags, mode));
+}
+
+HIO_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int mode = mode_arg(flags, ap);
+  va_end(ap);
+  return after_open(real_openat(dirfd, path, flags, mode));
+}
+
+HIO_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int mode = mode_arg(flags, ap);
+  va_end(ap);
+  return after_open(real_openat(dirfd, path, flags, mode));
+}
+
+// _FORTIFY_SOURCE variants: no mode argument (O_CREAT without one is caught at compile time).
+HIO_EXPORT int __open_2(const char* path, int flags) { return after_open(real_open(path, flags, 0)); }
+HIO_EXPORT int __open64_2(const char* path, int flags) { return after_open(real_open(path, flags, 0)); }
+HIO_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  return after_open(real_openat(dirfd, path, flags, 0));
+}
+HIO_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  return after_open(real_openat(dirfd, path, flags, 0));
+}
+
+HIO_EXPORT int creat(const char* path, mode_t mode) {
+  return after_open(real_open(path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode)));
+}
+HIO_EXPORT int creat64(const char* path, mode_t mode) {
+  return after_open(real_open(path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode)));
+}
+
+// ---- reads and writes --------------------------------------------------
+
+HIO_EXPORT ssize_t read(int fd, void* buf, size_t n) {
+  iovec iov{buf, n};
+  ssize_t r;
+  if (try_io(fd, false, &iov, 1, -1, n, &r)) return r;
+  return real_read(fd, buf, n);
+}
+
+HIO_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  iovec iov{const_cast<void*>(buf), n};
+  ssize_t r;
+  if (try_io(fd, true, &iov, 1, -1, n, &r)) return r;
+  return real_write(fd, buf, n);
+}
+
+HIO_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  iovec iov{buf, n};
+  ssize_t r;
+  if (off >= 0 && try_io(fd, false, &iov, 1, off, n, &r)) return r;
+  return real_pread(fd, buf, n, off);
+}
+
+HIO_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  iovec iov{const_cast<void*>(buf), n};
+  ssize_t r;
+  if (off >= 0 && try_io(fd, true, &iov, 1, off, n, &r)) return r;
+  return real_pwrite(fd, buf, n, off);
+}
+
+HIO_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
+HIO_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) { return pwrite(fd, buf, n, off); }
+
+HIO_EXPORT ssize_t readv(int fd, const iovec* iov, int count) {
+  ssize_t r;
+  if (try_io(fd, false, iov, count, -1, iov_total(iov, count), &r)) return r;
+  return real().readv(fd, iov, count);
+}
+
+HIO_EXPORT ssize_t writev(int fd, const iovec* iov, int count) {
+  ssize_t r;
+  if (try_io(fd, true, iov, count, -1, iov_total(iov, count), &r)) return r;
+  return real().writev(fd, iov, count);
+}
+
+HIO_EXPORT ssize_t preadv(int fd, const iovec* iov, int count, off_t off) {
+  ssize_t r;
+  if (off >= 0 && try_io(fd, false, iov, count, off, iov_total(iov, count), &r)) return r;
+  return real().preadv(fd, iov, count, off);
+}
+
+HIO_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t off) {
+  ssize_t r;
+  if (off >= 0 && try_io(fd, true, iov, count, off, iov_total(iov, count), &r)) return r;
+  return real().pwritev(fd, iov, count, off);
+}
+
+HIO_EXPORT ssize_t preadv64(int fd, const iovec* iov, int count, off_t off) { return preadv(fd, iov, count, off); }
+HIO_EXPORT ssize_t pwritev64(int fd, const iovec* iov, int count, off_t off) {
+  return pwritev(fd, iov, count, off);
+}
+
+// With RWF_* flags the caller asked for specific semantics: passed through.
+HIO_EXPORT ssize_t preadv2(int fd, const iovec* iov, int count, off_t off, int flags) {
+  ssize_t r;
+  if (flags == 0 && off >= -1 && try_io(fd, false, iov, count, off, iov_total(iov, count), &r)) return r;
+  return real().preadv2(fd, iov, count, off, flags);
+}
+
+HIO_EXPORT ssize_t pwritev2(int fd, const iovec* iov, int count, off_t off, int flags) {
+  ssize_t r;
+  if (flags == 0 && off >= -1 && try_io(fd, true, iov, count, off, iov_total(iov, count), &r)) return r;
+  return real().pwritev2(fd, iov, count, off, flags);
+}
+
+HIO_EXPORT ssize_t preadv64v2(int fd, const iovec* iov, int count, off_t off, int flags) {
+  return preadv2(fd, iov, count, off, flags);
+}
+HIO_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t off, int flags) {
+  return pwritev2(fd, iov, count, off, flags);
+}
+
+// _FORTIFY_SOURCE checked reads.
+extern "C" void __chk_fail(void) __attribute__((noreturn));
+HIO_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return read(fd, buf, n);
+}
+HIO_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread(fd, buf, n, off);
+}
+HIO_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread(fd, buf, n, off);
+}
+
+// ---- stdio: glibc's FILE calls its internal write/read, never the symbols above.
+
+HIO_EXPORT size_t fwrite(const void* buf, size_t size, size_t count, FILE* stream) {
+  if (size && count && size * count >= candidate_size()) {
+    Guard guard;
+    if (guard.entered()) {
+      int saved = errno;
+      size_t r = accel_stdio(true, const_cast<void*>(buf), size, count, stream);
+      if (r != static_cast<size_t>(-1)) return r;
+      errno = saved;
+    }
+  }
+  return real().fwrite(buf, size, count, stream);
+}
+
+HIO_EXPORT size_t fread(void* buf, size_t size, size_t count, FILE* stream) {
+  if (size && count && size * count >= candidate_size()) {
+    Guard guard;
+    if (guard.entered()) {
+      int saved = errno;
+      size_t r = accel_stdio(false, buf, size, count, stream);
+      if (r != static_cast<size_t>(-1)) return r;
+      errno = saved;
+    }
+  }
+  return real().fread(buf, size, count, stream);
+}
+
+HIO_EXPORT int fclose(FILE* stream) {
+  int fd = stream ? fileno(stream) : -1;
+  if (fd >= 0) shim::on_close(fd);  // fclose closes with libc's internal close
+  return real().fclose(stream);
+}
+
+// ---- descriptor life ---------------------------------------------------
+
+HIO_EXPORT int close(int fd) {
+  shim::on_close(fd);
+  return real_close(fd);
+}
+
+HIO_EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  if (!(flags & CLOSE_RANGE_CLOEXEC)) shim::on_close_range(first, last);
+  return real().close_range ? real().close_range(first, last, flags)
+                            : static_cast<int>(syscall(SYS_close_range, first, last, flags));
+}
+
+HIO_EXPORT void closefrom(int low) {
+  if (low >= 0) shim::on_close_range(static_cast<unsigned>(low), ~0U);
+  real().closefrom(low);
+}
+
+HIO_EXPORT int dup(int fd) { return after_open(real().dup(fd)); }
+
+HIO_EXPORT int dup2(int fd, int target) {
+  if (fd != target) shim::on_replaced(target);
+  return after_open(real().dup2(fd, target));
+}
+
+HIO_EXPORT int dup3(int fd, int target, int flags) {
+  if (fd != target) shim::on_replaced(target);
+  return after_open(real().dup3(fd, target, flags));
+}
+
+namespace {
+int fcntl_impl(int fd, int cmd, void* arg) {
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+    return after_open(real().fcntl(fd, cmd, static_cast<int>(reinterpret_cast<intptr_t>(arg))));
+  int r = real().fcntl(fd, cmd, arg);
+  // New status flags (O_APPEND, O_DIRECT, ...) on this open file: look at it afresh.
+  if (cmd == F_SETFL && r == 0) shim::on_replaced(fd);
+  return r;
+}
+}  // namespace
+
+// The third argument is an int or a pointer depending on cmd; both travel
+// in one register, so it is forwarded as a pointer-sized value.
+HIO_EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_impl(fd, cmd, arg);
+}
+
+HIO_EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_impl(fd, cmd, arg);
+}
+
+HIO_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (fd >= 0 && !(flags & MAP_ANONYMOUS)) {
+    Guard guard;
+    if (guard.entered()) {
+      int saved = errno;
+      shim::on_mapped(fd);
+      errno = saved;
+    }
+  }
+  return real().mmap(addr, len, prot, flags, fd, off);
+}
+
+HIO_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return mmap(addr, len, prot, flags, fd, off);
+}
+
+// ---- start-up ----------------------------------------------------------
+
+__attribute__((constructor)) static void hybridio_preload_init() { shim::initialize(); }

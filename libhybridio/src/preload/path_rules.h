@@ -1,0 +1,30 @@
+// path_rules.h - which files the shim may accelerate, by path.
+//
+// HYBRIDIO_INCLUDE and HYBRIDIO_EXCLUDE are colon-separated lists of path
+// prefixes ("/data/ckpt") or shell globs ("*.pt", "/scratch/*/tmp/*");
+// a path is accelerated if it matches no exclude pattern and, when include
+// patterns are given, at least one of them.  /proc, /sys and /dev are
+// always excluded.  Per file, the extended attribute user.hybridio=off (or
+// "buffered") opts a file out, e.g. `setfattr -n user.hybridio -v off f`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hybridio::preload {
+
+class PathRules {
+ public:
+  // Parses the two lists (either may be null or empty).
+  PathRules(const char* include, const char* exclude);
+  bool allows(const std::string& path) const;
+
+ private:
+  static bool matches(const std::string& pattern, const std::string& path);
+  std::vector<std::string> include_, exclude_;
+};
+
+// True if the open file carries the user.hybridio=off|buffered opt-out.
+bool opted_out(int fd);
+
+}  // namespace hybridio::preload

@@ -1,0 +1,260 @@
+// shim.cc - see shim.h.
+#include "shim.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "../file.h"
+#include "../private_fd.h"
+#include "../runtime.h"
+#include "path_rules.h"
+#include "real_libc.h"
+
+namespace hybridio::preload {
+namespace {
+
+__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<uint64_t> g_candidate{UINT64_MAX};
+std::atomic<pid_t> g_pid{0};
+PathRules* g_rules = nullptr;
+
+// read()/write() emulate the shared file position with lseek + pread/pwrite:
+// requests on one inode take one of these locks, as the kernel's f_pos lock
+// serialises them.
+constexpr int kPositionLocks = 64;
+std::mutex g_position_locks[kPositionLocks];
+
+// Inodes the program has memory-mapped: their I/O stays in the page cache.
+std::mutex g_mapped_mu;
+std::vector<std::pair<dev_t, ino_t>>* g_mapped = nullptr;
+
+bool is_mapped(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> lock(g_mapped_mu);
+  for (const auto& m : *g_mapped)
+    if (m.first == dev && m.second == ino) return true;
+  return false;
+}
+
+void atfork_prepare() {
+  private_fd_atfork_prepare();
+  g_mapped_mu.lock();
+  for (auto& m : g_position_locks) m.lock();
+}
+void atfork_parent() {
+  for (auto& m : g_position_locks) m.unlock();
+  g_mapped_mu.unlock();
+  private_fd_atfork_release();
+}
+void atfork_child() {
+  atfork_parent();
+  g_pid.store(getpid());
+  // The child counts its own requests; it inherited a copy of the parent's.
+  Runtime::get().stats().reset();
+}
+
+uint64_t compute_candidate(const hio_policy_config& p) {
+  switch (p.mode) {
+    case HIO_MODE_BUFFERED: return UINT64_MAX;
+    case HIO_MODE_DONTCACHE: return 1;
+    case HIO_MODE_DIRECT: return 512;
+    case HIO_MODE_HYBRID: break;
+  }
+  uint64_t lowest = std::min({p.write_threshold, p.read_threshold, p.sync_write_threshold, p.stream_threshold,
+                              p.dontcache_threshold});
+  return std::max<uint64_t>(lowest >> p.pressure_shift, 4096);
+}
+
+TrackedRef classify(int fd) {
+  FdTable& table = fd_table();
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  int flags = real().fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & (O_DIRECT | O_PATH))) {  // the caller's own O_DIRECT is left alone
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  char link[64], path[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, sizeof path - 1);
+  if ((n > 0 && (path[n] = '\0', !g_rules->allows(path))) || opted_out(fd)) {
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  File* file = nullptr;
+  if (File::adopt(fd, false, &file) != 0) {
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  if (is_mapped(st.st_dev, st.st_ino)) file->set_mapped(true);
+  Tracked* t = new (std::nothrow) Tracked{file, st.st_dev, st.st_ino, flags, {1}};
+  if (!t) {
+    delete file;
+    return TrackedRef();
+  }
+  table.set_tracked(fd, t);
+  return table.acquire(fd);
+}
+
+// Still the same open file, with the same status flags, as when classified?
+bool still_valid(int fd, const Tracked& t) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && st.st_dev == t.dev && st.st_ino == t.ino &&
+         real().fcntl(fd, F_GETFL) == t.status_flags;
+}
+
+}  // namespace
+
+Guard::Guard() : entered_(!t_inside) { t_inside = true; }
+Guard::~Guard() {
+  if (entered_) t_inside = false;
+}
+
+uint64_t candidate_size() { return g_candidate.load(std::memory_order_relaxed); }
+
+bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed); }
+
+void initialize() {
+  Guard guard;
+  resolve_real();
+  g_pid.store(getpid());
+  g_mapped = new std::vector<std::pair<dev_t, ino_t>>();
+  g_rules = new PathRules(getenv("HYBRIDIO_INCLUDE"), getenv("HYBRIDIO_EXCLUDE"));
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  g_candidate.store(compute_candidate(Runtime::get().policy()), std::memory_order_release);
+}
+
+TrackedRef lookup(int fd) {
+  if (in_vfork_child()) return TrackedRef();
+  FdTable& table = fd_table();
+  switch (table.state(fd)) {
+    case SlotState::kIgnored:
+      return TrackedRef();
+    case SlotState::kTracked: {
+      TrackedRef ref = table.acquire(fd);
+      if (ref && still_valid(fd, *ref.operator->())) return ref;
+      break;  // closed behind our back and reused, or flags changed: look again
+    }
+    case SlotState::kUnknown:
+      break;
+  }
+  return classify(fd);
+}
+
+ssize_t accel_io(const TrackedRef& t, int fd, bool write, char* buf, size_t len, off_t at) {
+  iovec iov{buf, len};
+  return accel_iov(t, fd, write, &iov, 1, at);
+}
+
+ssize_t accel_iov(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at) {
+  const bool positional = at < 0;
+  std::unique_lock<std::mutex> lock;
+  off_t pos = at;
+  if (positional) {
+    lock = std::unique_lock<std::mutex>(g_position_locks[t->ino % kPositionLocks]);
+    pos = lseek(fd, 0, SEEK_CUR);
+    if (pos < 0) return -errno;
+  }
+  uint64_t done = 0;
+  ssize_t last = 0;
+  for (int i = 0; i < count; ++i) {
+    char* base = static_cast<char*>(iov[i].iov_base);
+    size_t len = iov[i].iov_len;
+    if (len == 0) continue;
+    last = write ? t->file->pwrite(base, len, static_cast<uint64_t>(pos) + done)
+                 : t->file->pread(base, len, static_cast<uint64_t>(pos) + done);
+    if (last < 0) break;
+    done += static_cast<uint64_t>(last);
+    if (static_cast<size_t>(last) < len) break;  // EOF or a short write: stop, as the kernel does
+  }
+  if (positional && done > 0 && lseek(fd, pos + static_cast<off_t>(done), SEEK_SET) < 0) return -errno;
+  if (done == 0 && last < 0) return last;
+  return static_cast<ssize_t>(done);
+}
+
+size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream) {
+  const size_t declined = static_cast<size_t>(-1);
+  if (size == 0 || count == 0 || count > SIZE_MAX / size) return declined;
+  const size_t total = size * count;
+  if (total < candidate_size()) return declined;
+  int fd = fileno(stream);
+  if (fd < 0 || fwide(stream, 0) > 0) return declined;
+  TrackedRef t = lookup(fd);
+  if (!t || (write && (t->status_flags & O_APPEND))) return declined;
+
+  flockfile(stream);
+  // Flush what stdio holds, then put the stream and the descriptor at the
+  // same place: the engine works on the descriptor, stdio resumes after it.
+  off_t pos = -1;
+  if (fflush(stream) == 0) pos = ftello(stream);
+  if (pos < 0 || fseeko(stream, pos, SEEK_SET) != 0) {
+    funlockfile(stream);
+    return declined;
+  }
+  ssize_t n = write ? t->file->pwrite(buf, total, static_cast<uint64_t>(pos))
+                    : t->file->pread(buf, total, static_cast<uint64_t>(pos));
+  size_t moved = n > 0 ? static_cast<size_t>(n) : 0;
+  fseeko(stream, pos + static_cast<off_t>(moved), SEEK_SET);
+  size_t items = moved / size;
+  if (moved < total) {
+    // A partial item, EOF or an error: let stdio itself finish the call, so
+    // that its EOF and error indicators and errno come out as they would.
+    if (moved % size) fseeko(stream, pos + static_cast<off_t>(items * size), SEEK_SET);
+    char* rest = static_cast<char*>(buf) + items * size;
+    items += write ? real().fwrite(rest, size, count - items, stream) : real().fread(rest, size, count - items, stream);
+  }
+  funlockfile(stream);
+  return items;
+}
+
+void on_opened(int fd) {
+  if (!in_vfork_child()) fd_table().reset(fd);
+}
+
+void on_close(int fd) {
+  if (in_vfork_child()) return;
+  if (File* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
+  fd_table().reset(fd);
+}
+
+void on_close_range(unsigned first, unsigned last) {
+  if (in_vfork_child()) return;
+  forget_private_fds(first, last);
+  unsigned top = std::min<unsigned>(last, FdTable::kMaxFd - 1);
+  for (unsigned fd = first; fd <= top; ++fd) fd_table().reset(static_cast<int>(fd));
+}
+
+void on_replaced(int fd) { on_close(fd); }
+
+void on_mapped(int fd) {
+  if (in_vfork_child()) return;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  {
+    std::lock_guard<std::mutex> lock(g_mapped_mu);
+    for (const auto& m : *g_mapped)
+      if (m.first == st.st_dev && m.second == st.st_ino) return;
+    g_mapped->emplace_back(st.st_dev, st.st_ino);
+  }
+  fd_table().for_each_tracked([&](int, const TrackedRef& t) {
+    if (t->dev == st.st_dev && t->ino == st.st_ino) t->file->set_mapped(true);
+  });
+}
+
+}  // namespace hybridio::preload

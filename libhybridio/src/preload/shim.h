@@ -1,0 +1,65 @@
+// shim.h - the LD_PRELOAD shim's decisions, shared by the wrappers in
+// interpose.cc: whether a call may be accelerated, and the accelerated
+// operations themselves.
+//
+// Every function here returns -errno on failure (never touching errno);
+// the wrappers translate to libc's -1/errno.  A call is accelerated only
+// when the shim is initialised, this thread is not already inside the
+// shim or the engine (the engine's own pread/pwrite land in the wrappers
+// too), the process is not a vfork child sharing its parent's memory, the
+// request is large enough that the policy could route it anywhere but the
+// page cache, and the descriptor is a tracked regular file.
+#pragma once
+
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+
+#include "fd_table.h"
+
+namespace hybridio::preload {
+
+// Per-thread re-entrancy guard: `entered` is false when already inside.
+class Guard {
+ public:
+  Guard();
+  ~Guard();
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_;
+};
+
+// The smallest request worth looking at (from the policy in effect);
+// UINT64_MAX before initialisation, or under policy "buffered".
+uint64_t candidate_size();
+
+// Initialises the shim (constructor of the preloaded library).
+void initialize();
+
+// True in a vfork child, where the shim must not touch shared state.
+bool in_vfork_child();
+
+// The tracked file behind `fd`, classifying it on first use; empty when the
+// descriptor is not to be accelerated.  Call only inside an entered Guard.
+TrackedRef lookup(int fd);
+
+// Accelerated I/O.  `at` < 0 means "at the file position, and advance it".
+ssize_t accel_io(const TrackedRef& t, int fd, bool write, char* buf, size_t len, off_t at);
+ssize_t accel_iov(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at);
+// stdio: returns items transferred, or (size_t)-1 when it declined (caller
+// then uses the real function).
+size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream);
+
+// Descriptor life events.
+void on_opened(int fd);
+void on_close(int fd);
+void on_close_range(unsigned first, unsigned last);
+void on_replaced(int fd);  // dup2/dup3 target, F_SETFL
+void on_mapped(int fd);
+
+}  // namespace hybridio::preload
