@@ -1,6 +1,7 @@
 // hybridio_main.cc - the `hybridio` command.
 //
 //   hybridio checkpoint [options]   write + cold restore under each policy (the main job)
+//   hybridio run [options] -- CMD  run a program with the LD_PRELOAD shim
 //   hybridio config                 the HYBRIDIO_* settings and their defaults
 //   hybridio --help | --version
 //
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "checkpoint_job.h"
+#include "run_command.h"
 #include "config.h"
 
 namespace hb = hybridio::bench;
@@ -83,6 +85,7 @@ void usage(FILE* out) {
           "commands:\n"
           "  checkpoint   write a checkpoint-sized file (fsync included) and restore it cold,\n"
           "               under each I/O policy, and compare throughput and CPU cost\n"
+          "  run          run an unmodified program with the LD_PRELOAD shim (hybridio run --help)\n"
           "  config       list the HYBRIDIO_* settings the library reads, with defaults\n\n"
           "checkpoint options:\n");
   for (const Option& o : checkpoint_options()) {
@@ -146,6 +149,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "checkpoint") return checkpoint_command(argc - 2, argv + 2);
+  if (cmd == "run") return hb::run_command(argc - 2, argv + 2);
   if (cmd == "config") {
     printf("%s", hybridio::describe_settings().c_str());
     return 0;

@@ -28,7 +28,11 @@ Runtime::Runtime() {
 
 void Runtime::at_exit() {
   Runtime& rt = get();
-  int err = rt.write_stats(rt.config_.stats_path.c_str());
+  // "%p" becomes the process id, so that every process of a program
+  // (forked workers, exec'd children) leaves its own file.
+  std::string path = rt.config_.stats_path;
+  for (size_t at; (at = path.find("%p")) != std::string::npos;) path.replace(at, 2, std::to_string(getpid()));
+  int err = rt.write_stats(path.c_str());
   if (err) HIO_WARN("cannot write HYBRIDIO_STATS='%s': %s", rt.config_.stats_path.c_str(), strerror(-err));
 }
 
