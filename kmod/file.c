@@ -131,13 +131,12 @@ static unsigned long hfs_iter_addr(const struct iov_iter *iter)
 	return 0;
 }
 
-/* Describe one request to the policy core. */
+/* Describe one request to the policy core, without the cache state. */
 static void hfs_fill_request(struct kiocb *iocb, struct iov_iter *iter,
 			     enum hio_op op, struct hio_request *r)
 {
 	struct hfs_file_info *fi = HFS_F(iocb->ki_filp);
 	struct file *lower = fi->lower;
-	struct address_space *mapping = lower->f_mapping;
 	loff_t pos = iocb->ki_pos;
 	u64 len = iov_iter_count(iter);
 	u32 run = 0;
@@ -152,13 +151,6 @@ static void hfs_fill_request(struct kiocb *iocb, struct iov_iter *iter,
 	r->file_size = i_size_read(file_inode(lower));
 	r->cached_pages = HIO_PAGES_UNKNOWN;
 	r->dirty_pages = HIO_PAGES_UNKNOWN;
-	if (op == HIO_OP_READ) {
-		loff_t end = min_t(u64, pos + len, r->file_size);
-
-		r->cached_pages = hfs_count_pages(mapping, pos, end, false);
-	} else {
-		r->dirty_pages = hfs_count_pages(mapping, pos, pos + len, true);
-	}
 
 	if (pos == READ_ONCE(fi->next_pos))
 		run = min_t(u32, READ_ONCE(fi->seq_run) + 1, 1U << 30);
@@ -171,12 +163,38 @@ static void hfs_fill_request(struct kiocb *iocb, struct iov_iter *iter,
 		r->file_flags |= HIO_FILE_APPEND;
 	if (iocb->ki_flags & IOCB_DSYNC)
 		r->file_flags |= HIO_FILE_SYNC;
-	if (mapping_mapped(mapping))
+	if (mapping_mapped(lower->f_mapping))
 		r->file_flags |= HIO_FILE_MAPPED;
 	if (!(lower->f_mode & FMODE_CAN_ODIRECT) || !fi->dio_mem_align)
 		r->file_flags |= HIO_FILE_NO_DIRECT;
 	if (iocb->ki_flags & IOCB_DIRECT)
 		r->file_flags |= HIO_FILE_CALLER_DIRECT;
+}
+
+/*
+ * Decide.  The cache probe is the one costly input, so it is taken only
+ * for requests that are headed direct without it (as libhybridio does):
+ * a read of a mostly cached range, or an overwrite of a mostly dirty one,
+ * then stays buffered.
+ */
+static void hfs_decide(const struct hio_policy_config *cfg, struct file *lower,
+		       struct hio_request *r, struct hio_decision *d)
+{
+	struct address_space *mapping = lower->f_mapping;
+
+	hio_policy_decide(cfg, r, d);
+	if (d->path != HIO_PATH_DIRECT || cfg->mode != HIO_MODE_HYBRID ||
+	    d->rule == HIO_RULE_CALLER_DIRECT)
+		return;
+	if (r->op == HIO_OP_READ) {
+		loff_t end = min_t(u64, r->offset + r->length, r->file_size);
+
+		r->cached_pages = hfs_count_pages(mapping, r->offset, end, false);
+	} else {
+		r->dirty_pages = hfs_count_pages(mapping, r->offset, r->offset + r->length, true);
+	}
+	if (r->cached_pages > 0 || r->dirty_pages > 0)
+		hio_policy_decide(cfg, r, d);
 }
 
 /*
@@ -273,7 +291,7 @@ static ssize_t hfs_rw_iter(struct kiocb *iocb, struct iov_iter *iter, enum hio_o
 
 	memcpy(&cfg, &sbi->cfg, sizeof(cfg));
 	hfs_fill_request(iocb, iter, op, &req);
-	hio_policy_decide(&cfg, &req, &d);
+	hfs_decide(&cfg, fi->lower, &req, &d);
 	taken = hfs_check_direct(sbi, fi, iter, &d);
 	hfs_stats_count(sbi, &d, op, taken, len);
 
