@@ -27,6 +27,7 @@
 #include <sys/io.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
@@ -680,7 +681,33 @@ static int test_decisions(const char *mnt)
 	n = pwrite(fd, buf, 128 * KIB, 8 * MIB);
 	check(delta("write_direct_requests") == 1, "decide-threshold-sysfs", "direct=%lld",
 	      delta("write_direct_requests"));
+	/* Splice (sendfile) hands the module pipe and bvec iterators: never direct. */
+	sysfs_write("write_threshold", "32K");
+	sysfs_write("read_threshold", "32K");
+	{
+		char p3[300];
+		int out;
+		off_t o = 0;
+		unsigned char *back = malloc(2 * MIB);
+
+		snprintf(p3, sizeof(p3), "%s/decide-copy", mnt);
+		fill(buf, 2 * MIB, 9);
+		n = pwrite(fd, buf, 2 * MIB, 0);
+		fsync(fd);
+		out = open(p3, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		take_snap();
+		n = sendfile(out, fd, &o, 2 * MIB);
+		check(n == (ssize_t)(2 * MIB) && pread(out, back, 2 * MIB, 0) == (ssize_t)(2 * MIB) &&
+		      !memcmp(back, buf, 2 * MIB) && stat_get("fallback_iter") > 0 &&
+		      delta("write_direct_requests") == 0, "decide-splice-buffered",
+		      "n=%zd fallback_iter=%lld direct=%lld", n, stat_get("fallback_iter"),
+		      delta("write_direct_requests"));
+		close(out);
+		unlink(p3);
+		free(back);
+	}
 	sysfs_write("write_threshold", "2M");
+	sysfs_write("read_threshold", "8M");
 	close(fd);
 	unlink(p2);
 	unlink(path);
