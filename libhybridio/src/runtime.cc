@@ -26,14 +26,14 @@ Runtime::Runtime() {
   if (!config_.stats_path.empty()) atexit(&Runtime::at_exit);
 }
 
-void Runtime::at_exit() {
-  Runtime& rt = get();
+void Runtime::write_exit_stats() {
+  if (config_.stats_path.empty()) return;
   // "%p" becomes the process id, so that every process of a program
   // (forked workers, exec'd children) leaves its own file.
-  std::string path = rt.config_.stats_path;
+  std::string path = config_.stats_path;
   for (size_t at; (at = path.find("%p")) != std::string::npos;) path.replace(at, 2, std::to_string(getpid()));
-  int err = rt.write_stats(path.c_str());
-  if (err) HIO_WARN("cannot write HYBRIDIO_STATS='%s': %s", rt.config_.stats_path.c_str(), strerror(-err));
+  int err = write_stats(path.c_str());
+  if (err) HIO_WARN("cannot write HYBRIDIO_STATS='%s': %s", path.c_str(), strerror(-err));
 }
 
 void Runtime::set_policy(const hio_policy_config& policy) {

@@ -32,9 +32,13 @@ class Runtime {
   // Writes the stats JSON to `path`; 0 or -errno.
   int write_stats(const char* path);
 
+  // Writes HYBRIDIO_STATS now, if set: what exit() does, for paths that
+  // skip atexit handlers (the shim calls it from its _exit wrapper).
+  void write_exit_stats();
+
  private:
   Runtime();
-  static void at_exit();
+  static void at_exit() { get().write_exit_stats(); }
 
   Config config_;
   Stats stats_;

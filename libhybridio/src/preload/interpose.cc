@@ -354,6 +354,16 @@ HIO_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off
   return mmap(addr, len, prot, flags, fd, off);
 }
 
+// ---- exit without atexit handlers ---------------------------------------
+
+HIO_EXPORT void _exit(int status) {
+  shim::before_exit();
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+HIO_EXPORT void _Exit(int status) { _exit(status); }
+
 // ---- start-up ----------------------------------------------------------
 
 __attribute__((constructor)) static void hybridio_preload_init() { shim::initialize(); }

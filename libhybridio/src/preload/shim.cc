@@ -257,4 +257,9 @@ void on_mapped(int fd) {
   });
 }
 
+void before_exit() {
+  Guard guard;
+  if (guard.entered() && !in_vfork_child() && g_candidate.load() != UINT64_MAX) Runtime::get().write_exit_stats();
+}
+
 }  // namespace hybridio::preload

@@ -62,4 +62,8 @@ void on_close_range(unsigned first, unsigned last);
 void on_replaced(int fd);  // dup2/dup3 target, F_SETFL
 void on_mapped(int fd);
 
+// The process is leaving through _exit/_Exit (fork children of fio, for
+// one): write the stats file that exit() would have written.
+void before_exit();
+
 }  // namespace hybridio::preload

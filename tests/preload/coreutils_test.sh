@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# dd with odd block sizes and offsets, cp, cat and tar + diff -r under the
+# shim, with sha256 sums compared to the same commands without it.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+head -c 50000017 /dev/urandom >"$WORK/src"
+mkdir -p "$WORK/tree/a/b" && for i in 1 2 3; do head -c $((i * 3000001)) /dev/urandom >"$WORK/tree/a/f$i"; done
+cp "$WORK/src" "$WORK/tree/a/b/big"
+
+run_dd() {  # run_dd PREFIX...: a sequence of dd writes with odd sizes into $out
+  "$@" dd if="$WORK/src" of="$out" bs=1000037 conv=notrunc,fsync status=none &&
+  "$@" dd if="$WORK/src" of="$out" bs=3M seek=7 count=5 conv=notrunc,fsync status=none &&
+  "$@" dd if="$WORK/src" of="$out" bs=4194304 skip=3 seek=20 conv=notrunc status=none &&
+  "$@" dd if="$WORK/src" of="$out" bs=777 count=3000 seek=12345 conv=notrunc status=none
+}
+
+out="$WORK/dd.plain"; run_dd env
+want=$(sha256sum <"$WORK/dd.plain")
+for v in $VARIANTS; do
+  reset_stats
+  out="$WORK/dd.$v"
+  check "dd with odd block sizes and offsets [$v]" run_dd shim "$v"
+  check "dd output identical to a run without the shim [$v]" [ "$(sha256sum <"$out")" = "$want" ]
+  check "dd reads back identically through the shim [$v]" [ "$(shim "$v" sha256sum <"$out")" = "$want" ]
+  check "dd took the direct path [$v]" has_direct write
+
+  check "cat through the shim [$v]" sh -c "$(printf '%q ' env $(variant_env "$v") LD_PRELOAD="$SHIM") cat '$WORK/src' >'$WORK/cat.$v'"
+  check "cat copy identical [$v]" cmp "$WORK/src" "$WORK/cat.$v"
+  check "cp through the shim [$v]" shim "$v" cp "$WORK/src" "$WORK/cp.$v"
+  check "cp copy identical [$v]" cmp "$WORK/src" "$WORK/cp.$v"
+
+  rm -rf "$WORK/untar.$v" && mkdir "$WORK/untar.$v"
+  check "tar create through the shim [$v]" shim "$v" tar -C "$WORK" -cf "$WORK/t.$v.tar" tree
+  check "tar extract through the shim [$v]" shim "$v" tar -C "$WORK/untar.$v" -xf "$WORK/t.$v.tar"
+  check "tar round trip identical (diff -r) [$v]" diff -r "$WORK/tree" "$WORK/untar.$v/tree"
+  rm -f "$WORK"/cat.* "$WORK"/cp.* "$WORK"/t.*.tar
+done
+finish
