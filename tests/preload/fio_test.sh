@@ -6,7 +6,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || { not_ok "fio is not installed (tools/setup-debian.sh installs it)"; finish; exit; }
-common=(--directory="$WORK" --verify=crc32c --verify_fatal=1 --group_reporting --minimal)
+common=(--directory="$WORK" --verify=crc32c --verify_fatal=1 --verify_state_save=0 --group_reporting --minimal)
 
 for v in $VARIANTS; do
   for engine in sync psync vsync pvsync2; do
