@@ -10,6 +10,7 @@
  *   hfs_test perms     <mnt-dir> <lower-dir>
  *   hfs_test badmount  <lower-dir> <mountpoint>
  *   hfs_test perf      <mnt-dir> <lower-dir> <MiB>
+ *   hfs_test stress    <mnt-dir> <seconds>
  *   hfs_test holdopen  <file> <seconds>
  *   hfs_test devid     <path>          (prints the st_dev of path as major:minor)
  *   hfs_test exit      <code>          (ends the VM through isa-debug-exit)
@@ -1057,6 +1058,96 @@ static int test_perf(const char *mnt, const char *lower, long mib)
 	return failures ? 1 : 0;
 }
 
+/* ---- concurrency smoke test: namespace churn, readdir and mixed I/O at once ---- */
+static int stress_child(const char *mnt, int role, double secs)
+{
+	unsigned char *buf = xalign(4096, 4 * MIB + 4096);
+	char d[256], a[600], b[600];
+	double end = now() + secs;
+	long iters = 0;
+	int fd;
+
+	rng_state ^= (uint64_t)(role + 1) * 0x9E3779B97F4A7C15ULL;
+	snprintf(d, sizeof(d), "%s/stress", mnt);
+	while (now() < end) {
+		iters++;
+		switch (role) {
+		case 0: /* create, rename, link, unlink, mkdir, rmdir */
+			snprintf(a, sizeof(a), "%s/n%d", d, (int)rnd_below(20));
+			snprintf(b, sizeof(b), "%s/n%d", d, (int)rnd_below(20));
+			fd = open(a, O_WRONLY | O_CREAT, 0644);
+			if (fd >= 0) {
+				if (write(fd, "x", 1) != 1)
+					return 1;
+				close(fd);
+			}
+			rename(a, b);
+			if (!link(b, a))
+				unlink(a);
+			snprintf(a, sizeof(a), "%s/dir%d", d, (int)rnd_below(4));
+			if (mkdir(a, 0755))
+				rmdir(a);
+			break;
+		case 1: { /* readdir and stat everything */
+			DIR *dir = opendir(d);
+			struct dirent *de;
+			struct stat st;
+
+			while (dir && (de = readdir(dir))) {
+				snprintf(a, sizeof(a), "%s/%s", d, de->d_name);
+				stat(a, &st);
+			}
+			if (dir)
+				closedir(dir);
+			break;
+		}
+		default: { /* large and small I/O on one shared file, direct and buffered */
+			uint64_t len = rnd_below(2) ? 4 * MIB : 1 + rnd_below(64 * KIB);
+			uint64_t off = rnd_below(4) * MIB + (rnd_below(2) ? 0 : rnd_below(4096));
+			size_t boff = rnd_below(2) ? 0 : 512;
+
+			snprintf(a, sizeof(a), "%s/shared", d);
+			fd = open(a, O_RDWR | O_CREAT, 0644);
+			if (fd < 0)
+				return 1;
+			memset(buf + boff, role, len);
+			if (pwrite(fd, buf + boff, len, off) != (ssize_t)len ||
+			    pread(fd, buf + boff, len, off) < 0) {
+				printf("stress: I/O error %s\n", strerror(errno));
+				return 1;
+			}
+			if (rnd_below(8) == 0)
+				ftruncate(fd, rnd_below(8 * MIB));
+			close(fd);
+			break;
+		}
+		}
+	}
+	printf("stress: role %d did %ld iterations\n", role, iters);
+	return 0;
+}
+
+static int test_stress(const char *mnt, double secs)
+{
+	char d[256];
+	pid_t pids[5];
+	int i, status, bad = 0;
+
+	snprintf(d, sizeof(d), "%s/stress", mnt);
+	mkdir(d, 0755);
+	for (i = 0; i < 5; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(stress_child(mnt, i < 2 ? i : 2 + i, secs));
+	}
+	for (i = 0; i < 5; i++) {
+		waitpid(pids[i], &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	return check(!bad, "stress-concurrent", "%d workers failed", bad) ? 0 : 1;
+}
+
 static void vm_exit(int code)
 {
 	sync();
@@ -1081,6 +1172,8 @@ int main(int argc, char **argv)
 		return test_badmount(argv[2], argv[3]);
 	if (argc >= 5 && !strcmp(argv[1], "perf"))
 		return test_perf(argv[2], argv[3], atol(argv[4]));
+	if (argc >= 4 && !strcmp(argv[1], "stress"))
+		return test_stress(argv[2], atof(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "holdopen")) {
 		int fd = open(argv[2], O_RDONLY);
 

@@ -4,10 +4,14 @@
 #
 # Needs (Debian): linux-image-amd64 linux-headers-amd64 (same ABI number),
 # qemu-system-x86 busybox-static kmod cpio e2fsprogs, gcc with static libc.
-# Environment: KDIR (headers to build against), HFS_ACCEL (tcg, the default,
-# or kvm, which falls back to tcg if the VM does not come up), HFS_OPS (integrity operations,
-# default 10000), HFS_PERF (MiB per throughput run, 0 to skip, default 128),
-# HFS_KEEP=1 keeps the work directory.
+# Environment:
+#   KDIR       kernel headers to build against (default: the newest 6.1 ones)
+#   HFS_ACCEL  tcg (default) or kvm (falls back to tcg if the VM does not come up)
+#   HFS_OPS    integrity test operations (default 10000)
+#   HFS_PERF   MiB per throughput file, 0 to skip (default 128)
+#   HFS_SMP    guest CPUs (default 1; 2 gives the concurrency test real
+#              parallelism at about twice the run time)
+#   HFS_KEEP=1 keeps the work directory (console log included)
 # Prints PASS/FAIL lines and ends with "N passed, M failed"; exits non-zero
 # on any failure.
 set -u
@@ -17,6 +21,7 @@ ROOT=$(cd "$SRC/.." && pwd)
 START=$(date +%s)
 OPS=${HFS_OPS:-10000}
 PERF=${HFS_PERF:-128}
+SMP=${HFS_SMP:-1}
 HOST_PASS=0
 HOST_FAIL=0
 
@@ -96,9 +101,9 @@ mkfs.ext4 -q -F "$WORK/disk.img" || abort setup "mkfs.ext4 failed"
 # ---- boot ----
 run_vm() { # <accel> <timeout-seconds>
 	if [ "$1" = kvm ]; then cpu=host,-arch-capabilities; else cpu=max; fi
-	echo "booting with accel=$1 (integrity ops $OPS, perf $PERF MiB)"
+	echo "booting with accel=$1, $SMP cpu (integrity ops $OPS, perf $PERF MiB)"
 	BOOT=$(date +%s)
-	timeout $2 qemu-system-x86_64 -machine q35,accel=$1 -cpu $cpu -smp 1 -m 1024 \
+	timeout $2 qemu-system-x86_64 -machine q35,accel=$1 -cpu $cpu -smp $SMP -m 1024 \
 		-nographic -no-reboot -nic none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$VMLINUZ" -initrd "$WORK/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet slab_nomerge slub_debug=FZPU,hybridfs_inode,hybridfs_dentry,hybridfs_file hfs_ops=$OPS hfs_perf=$PERF" \
@@ -118,7 +123,7 @@ if [ "$ACCEL" = kvm ] && ! grep -q '^PASS module-load' "$WORK/console.txt"; then
 	mkfs.ext4 -q -F "$WORK/disk.img"
 	run_vm tcg 600
 fi
-grep -E '^(PASS|FAIL|PERF|integrity:|slab|dmesg|write_|read_)' "$WORK/console.txt"
+grep -E '^(PASS|FAIL|PERF|integrity:|stress:|slab|dmesg|write_|read_)' "$WORK/console.txt"
 echo "vm: qemu exit $RC after $(( $(date +%s) - BOOT )) s"
 
 VM_PASS=$(grep -c '^PASS ' "$WORK/console.txt")

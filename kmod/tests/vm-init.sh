@@ -77,6 +77,9 @@ check remount-shown "policy not updated" sh -c "test \$(cat /sys/fs/hybridfs/$ID
 $T integrity /mnt/h /lower/data $((OPS / 4)) 2 | sed 's/^PASS integrity/PASS integrity-direct/; s/^FAIL integrity/FAIL integrity-direct/'
 mount -o remount,policy=hybrid,write_threshold=2M,read_threshold=8M /mnt/h
 
+# ---- concurrency smoke test (its verdict is mostly the kernel log scan) ----
+$T stress /mnt/h 6
+
 # ---- decisions and permissions ----
 echo 1 > /sys/fs/hybridfs/$ID/reset_stats
 $T decisions /mnt/h
