@@ -150,7 +150,7 @@ MODULE_PARM_DESC(read_threshold, "default size from which uncached reads go dire
 module_param_cb(sync_write_threshold, &hfs_size_param_ops, &hfs_mod_size[2], 0644);
 MODULE_PARM_DESC(sync_write_threshold, "default write threshold for O_SYNC/O_DSYNC writes");
 module_param_cb(stream_threshold, &hfs_size_param_ops, &hfs_mod_size[3], 0644);
-MODULE_PARM_DESC(stream_threshold, "default threshold within long sequential streams");
+MODULE_PARM_DESC(stream_threshold, "default write threshold in long sequential write streams");
 
 /* Mount options. */
 struct hfs_fs_context {

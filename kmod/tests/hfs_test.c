@@ -1047,7 +1047,7 @@ static int test_perf(const char *mnt, const char *lower, long mib)
 	       "ratio %.2f\n", MED(hw), MED(lw), MED(hw) / MED(lw));
 	printf("PERF read: hybridfs (policy=buffered) %.0f MiB/s, ext4 buffered %.0f MiB/s, "
 	       "ratio %.2f\n", MED(hr), MED(lr), MED(hr) / MED(lr));
-	printf("PERF read: hybridfs (hybrid: sequential stream goes direct) %.0f MiB/s, "
+	printf("PERF read: hybridfs (hybrid policy) %.0f MiB/s, "
 	       "ratio to ext4 buffered %.2f\n", MED(hh), MED(hh) / MED(lr));
 	printf("PERF hybrid-policy reads that went direct: %lld of %lld\n", rd,
 	       (long long)(3 * total / req));
