@@ -30,6 +30,12 @@ struct Variant {
   hio_mode mode;
   uint64_t write_threshold;  // 0 = default
   uint64_t read_threshold;
+  // The engine: 0 = default.  chunk_size small so that most direct bodies are
+  // cut into many chunks in flight together.
+  uint64_t chunk_size = 0;
+  uint32_t queue_depth = 0;
+  int uring = 1;  // 0: io_uring off, synchronous submission
+  uint64_t ops = 0;  // 0: HYBRIDIO_INTEGRITY_OPS (default 10000)
 };
 
 // Every policy, plus hybrid with low thresholds so that splits, bounces and
@@ -40,6 +46,12 @@ const Variant kVariants[] = {
     {"buffered", HIO_MODE_BUFFERED, 0, 0},
     {"direct", HIO_MODE_DIRECT, 0, 0},
     {"dontcache", HIO_MODE_DONTCACHE, 0, 0},
+    // The parallel direct engine with small chunks (aligned and bounce bodies
+    // of 2-512 chunks), and its synchronous fallback.
+    // Fewer operations each: the chunked paths are what is new here.
+    {"parallel_direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 1, 5000},
+    {"parallel_hybrid_low_thresholds", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 3, 1, 5000},
+    {"sync_fallback_direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 0, 4000},
 };
 
 // Names the variant in test listings instead of dumping its bytes.
@@ -91,17 +103,28 @@ class Integrity : public ::testing::TestWithParam<Variant> {
     if (GetParam().write_threshold) c.write_threshold = GetParam().write_threshold;
     if (GetParam().read_threshold) c.read_threshold = GetParam().read_threshold;
     hio_policy_set(&c);
+    hio_engine_get(&saved_engine_);
+    hio_engine_config e = saved_engine_;
+    if (GetParam().chunk_size) e.chunk_size = GetParam().chunk_size;
+    if (GetParam().queue_depth) e.queue_depth = GetParam().queue_depth;
+    e.uring = GetParam().uring;
+    hio_engine_set(&e);
     hio_stats_reset();
   }
-  void TearDown() override { hio_policy_set(&saved_); }
+  void TearDown() override {
+    hio_policy_set(&saved_);
+    hio_engine_set(&saved_engine_);
+  }
   hio_policy_config saved_;
+  hio_engine_config saved_engine_;
 };
 
 TEST_P(Integrity, RandomOperationsMatchTheModel) {
   const Variant& v = GetParam();
-  const uint64_t ops = env_u64("HYBRIDIO_INTEGRITY_OPS", 10000);
+  const uint64_t ops = env_u64("HYBRIDIO_INTEGRITY_OPS", v.ops ? v.ops : 10000);
   const uint64_t seed = env_u64("HYBRIDIO_INTEGRITY_SEED", 0x5eed0000 + static_cast<uint64_t>(v.mode) * 7 +
-                                                               v.write_threshold);
+                                                               v.write_threshold + v.chunk_size * 3 +
+                                                               static_cast<uint64_t>(v.uring));
   hybridio::testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file(std::string("model-") + v.name);
@@ -228,15 +251,27 @@ TEST_P(Integrity, RandomOperationsMatchTheModel) {
     EXPECT_GT(s.bounces, 0u);
     EXPECT_GT(s.splits, 0u);
   }
+  if (v.chunk_size) {
+    // Multi-chunk bodies went where the variant says.
+    if (v.uring) {
+      EXPECT_GT(s.uring_requests, 0u);
+      EXPECT_EQ(s.sync_fallback_requests, 0u);
+    } else {
+      EXPECT_EQ(s.uring_requests, 0u);
+      EXPECT_GT(s.sync_fallback_requests, 0u);
+    }
+  }
   if (v.mode == HIO_MODE_BUFFERED) {
     EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT] + s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], 0u);
   }
   printf("[ %s ] %llu ops, %.1f MiB written, %.1f MiB read; direct %.1f MiB, dontcache %.1f MiB, "
-         "splits %llu, bounces %llu\n",
+         "splits %llu, bounces %llu, uring requests %llu (chunks %llu), sync multi-chunk %llu\n",
          v.name, static_cast<unsigned long long>(ops), bytes_written / double(M), bytes_read / double(M),
          (s.bytes[0][HIO_PATH_DIRECT] + s.bytes[1][HIO_PATH_DIRECT]) / double(M),
          (s.bytes[0][HIO_PATH_DONTCACHE] + s.bytes[1][HIO_PATH_DONTCACHE]) / double(M),
-         static_cast<unsigned long long>(s.splits), static_cast<unsigned long long>(s.bounces));
+         static_cast<unsigned long long>(s.splits), static_cast<unsigned long long>(s.bounces),
+         static_cast<unsigned long long>(s.uring_requests), static_cast<unsigned long long>(s.uring_chunks),
+         static_cast<unsigned long long>(s.sync_fallback_requests));
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, Integrity, ::testing::ValuesIn(kVariants),

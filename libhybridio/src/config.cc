@@ -13,7 +13,7 @@
 namespace hybridio {
 namespace {
 
-enum class Kind { kSize, kPercent, kMode, kPath, kLogLevel, kBool };
+enum class Kind { kSize, kPercent, kMode, kPath, kLogLevel, kBool, kDepth };
 
 struct Setting {
   const char* key;  // config-file key; the variable is HYBRIDIO_<KEY upper>
@@ -80,6 +80,27 @@ const Setting kSettings[] = {
        c.bounce_size = v;
        return true;
      }},
+    {"queue_depth", Kind::kDepth, "chunks of one large direct request in flight together (io_uring)",
+     [](Config& c, const std::string& t) {
+       uint64_t v;
+       if (!parse_size(t, &v) || v < 1 || v > 256 || t.find_first_not_of("0123456789") != std::string::npos)
+         return false;
+       c.queue_depth = static_cast<uint32_t>(v);
+       return true;
+     }},
+    {"chunk_size", Kind::kSize, "bytes per chunk of a parallel direct request (power of two, 64K-64M)",
+     [](Config& c, const std::string& t) {
+       uint64_t v;
+       if (!parse_size(t, &v) || v < (64 << 10) || v > (64 << 20) || (v & (v - 1)) != 0) return false;
+       c.chunk_size = v;
+       return true;
+     }},
+    {"uring", Kind::kBool, "submit direct chunks through io_uring (off: synchronously)",
+     [](Config& c, const std::string& t) { return parse_bool(t, &c.uring); }},
+    {"write_behind", Kind::kBool, "direct writes return once staged; errors are reported at the next call, fsync or close",
+     [](Config& c, const std::string& t) { return parse_bool(t, &c.write_behind); }},
+    {"write_behind_limit", Kind::kSize, "staging memory for write-behind (at least 1M)",
+     [](Config& c, const std::string& t) { return set_size(&c.write_behind_limit, t, 1 << 20); }},
     {"dontcache", Kind::kBool, "use RWF_DONTCACHE where supported",
      [](Config& c, const std::string& t) { return parse_bool(t, &c.dontcache); }},
     {"stats", Kind::kPath, "write JSON counters to this file at exit",
@@ -98,6 +119,7 @@ const char* accepted_form(Kind kind) {
     case Kind::kPath: return "a file path";
     case Kind::kLogLevel: return "error|warn|info|debug";
     case Kind::kBool: return "on|off";
+    case Kind::kDepth: return "an integer from 1 to 256";
   }
   return "?";
 }
@@ -122,6 +144,11 @@ std::string current_value(const Config& c, const Setting& s) {
   if (key == "min_body_percent") return std::to_string(c.policy.min_body_percent);
   if (key == "bounce_size") return format_size(c.bounce_size);
   if (key == "dontcache") return c.dontcache ? "on" : "off";
+  if (key == "queue_depth") return std::to_string(c.queue_depth);
+  if (key == "chunk_size") return format_size(c.chunk_size);
+  if (key == "uring") return c.uring ? "on" : "off";
+  if (key == "write_behind") return c.write_behind ? "on" : "off";
+  if (key == "write_behind_limit") return format_size(c.write_behind_limit);
   if (key == "log") return "warn";
   return "(unset)";
 }

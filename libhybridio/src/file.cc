@@ -18,6 +18,7 @@
 #include "memory_pressure.h"
 #include "private_fd.h"
 #include "runtime.h"
+#include "uring_engine.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080  // Linux 6.14+ uapi value
@@ -295,6 +296,24 @@ File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t off
   return p;
 }
 
+File::Piece File::direct_failed(int err, int dfd, Piece p) {
+  Stats& s = rt_.stats();
+  // EINVAL before any direct I/O has worked means the file or filesystem
+  // does not support it (alignment was checked); afterwards it is real.
+  if (err == EINVAL && p.done == 0 && !direct_proven_.load()) {
+    if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
+    p.refused = true;
+  } else if (err == EBADF && dfd != fd_) {
+    // The twin was closed behind our back (a program closing every
+    // descriptor): finish through the page cache, reopen next time.
+    forget_direct_fd(dfd);
+    p.refused = true;
+  } else {
+    p.error = err;
+  }
+  return p;
+}
+
 File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce) {
   Piece p;
   int dfd = direct_fd();
@@ -303,6 +322,26 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     return p;
   }
   Stats& s = rt_.stats();
+  const EngineSettings engine = engine_settings();
+  // Two chunks or more: in flight together when io_uring works, else one
+  // at a time below (counted).
+  if (len >= 2 * engine.chunk_size) {
+    if (engine.uring && uring_usable()) {
+      ChunkedResult r = parallel_direct(op, dfd, buf, len, offset, bounce, engine, s);
+      p.done = r.done;
+      if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
+      if (r.error) p = direct_failed(r.error, dfd, p);
+      if (p.done) {
+        s.count_bytes(op, HIO_PATH_DIRECT, p.done);
+        if (bounce) {
+          s.add(s.bounces);
+          s.add(s.bounce_bytes, p.done);
+        }
+      }
+      return p;
+    }
+    s.add(s.sync_fallback_requests);
+  }
   const uint64_t chunk_max = bounce ? rt_.config().bounce_size : kMaxDirectChunk;
   char* staging = bounce ? bounce_buffer(chunk_max, align_.mem_align) : nullptr;
   if (bounce && !staging) {
@@ -316,19 +355,7 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     ssize_t n = sys_io(op, dfd, src, chunk, offset + p.done, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      // EINVAL before any direct I/O has worked means the file or filesystem
-      // does not support it (alignment was checked); afterwards it is real.
-      if (errno == EINVAL && !direct_proven_.load()) {
-        if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
-        p.refused = true;
-      } else if (errno == EBADF && dfd != fd_) {
-        // The twin was closed behind our back (a program closing every
-        // descriptor): finish through the page cache, reopen next time.
-        forget_direct_fd(dfd);
-        p.refused = true;
-      } else {
-        p.error = errno;
-      }
+      p = direct_failed(errno, dfd, p);
       break;
     }
     direct_proven_.store(true, std::memory_order_relaxed);

@@ -76,6 +76,8 @@ class File {
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // Classifies a direct I/O failure: refused (redo buffered) or a real error.
+  Piece direct_failed(int err, int dfd, Piece p);
   int direct_fd();
   uint32_t file_flags() const;
 

@@ -101,6 +101,18 @@ struct hio_stats {
 	uint64_t fsyncs;
 	uint64_t cached_first_reads;  /* direct-bound reads whose cached prefix came from the cache */
 	uint64_t cached_first_bytes;
+	/* Appended with the parallel direct engine and write-behind. */
+	uint64_t uring_requests;      /* direct bodies cut into chunks in flight together (io_uring) */
+	uint64_t uring_chunks;        /* chunks submitted */
+	uint64_t uring_retries;       /* chunks retried synchronously after -EAGAIN/-EINTR */
+	uint64_t uring_trimmed;       /* failed writes whose later chunks were cut back off the file size */
+	uint64_t uring_unavailable;   /* 1 when io_uring was found unusable in this process */
+	uint64_t sync_fallback_requests; /* multi-chunk bodies submitted synchronously instead */
+	uint64_t write_behind_writes; /* writes that returned before reaching the file (write-behind) */
+	uint64_t write_behind_bytes;
+	uint64_t write_behind_stalls; /* writes that waited for staging memory */
+	uint64_t write_behind_waits;  /* reads, fsyncs, closes, truncates that waited for write-behind */
+	uint64_t write_behind_errors; /* deferred write errors reported at a later call */
 };
 
 HIO_API void hio_stats_get(struct hio_stats *out);
@@ -108,6 +120,24 @@ HIO_API void hio_stats_reset(void);
 
 /* Writes the counters as JSON (schema HYBRIDIO_STATS_SCHEMA) to `path`. */
 HIO_API int hio_stats_write_json(const char *path);
+
+/*
+ * The engine's settings: how large direct requests are executed (not where
+ * they go: that is the policy).
+ */
+struct hio_engine_config {
+	uint32_t queue_depth;        /* chunks of one request in flight together (1-256) */
+	uint64_t chunk_size;         /* bytes per chunk (power of two, 64 KiB - 64 MiB) */
+	int uring;                   /* 1: io_uring where available; 0: synchronous submission */
+	int write_behind;            /* 1: direct writes return once staged (see docs/architecture.md) */
+	uint64_t write_behind_limit; /* staging memory for write-behind, per process */
+};
+
+/* The engine settings in effect (after environment and config file). */
+HIO_API void hio_engine_get(struct hio_engine_config *out);
+
+/* Replaces the engine settings for all files; out-of-range values are clamped. */
+HIO_API void hio_engine_set(const struct hio_engine_config *cfg);
 
 /* The effective policy configuration (after environment and config file). */
 HIO_API void hio_policy_get(struct hio_policy_config *out);

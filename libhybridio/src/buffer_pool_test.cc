@@ -1,0 +1,94 @@
+// buffer_pool_test.cc - the NUMA-local buffer pool on whatever machine runs the tests.
+#include "buffer_pool.h"
+
+#include <gtest/gtest.h>
+#include <numa.h>
+
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+namespace hybridio {
+namespace {
+
+TEST(BufferPool, BuffersArePageAlignedZeroedAndWritable) {
+  BufferPool pool(64 << 20);
+  PoolBuffer b = pool.acquire(1 << 20);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 4096, 0u);
+  EXPECT_EQ(b.size(), size_t{1} << 20);
+  for (size_t i = 0; i < b.size(); i += 4096) ASSERT_EQ(b.data()[i], 0);
+  memset(b.data(), 0xab, b.size());
+}
+
+TEST(BufferPool, SizesAreRoundedToPages) {
+  BufferPool pool;
+  PoolBuffer b = pool.acquire(5000);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b.size(), 8192u);
+  EXPECT_FALSE(pool.acquire(0));
+}
+
+TEST(BufferPool, ReleasedBuffersAreReused) {
+  BufferPool pool(64 << 20);
+  char* first;
+  {
+    PoolBuffer b = pool.acquire(256 << 10);
+    first = b.data();
+  }
+  EXPECT_EQ(pool.cached_bytes(), size_t{256} << 10);
+  PoolBuffer again = pool.acquire(256 << 10);
+  EXPECT_EQ(again.data(), first);
+  EXPECT_EQ(pool.allocations(), 1u);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+}
+
+TEST(BufferPool, CacheIsBounded) {
+  BufferPool pool(1 << 20);
+  {
+    PoolBuffer a = pool.acquire(768 << 10);
+    PoolBuffer b = pool.acquire(768 << 10);
+  }
+  EXPECT_LE(pool.cached_bytes(), size_t{1} << 20);
+}
+
+TEST(BufferPool, NodeIsThisThreadsNodeOrZeroWithoutNuma) {
+  BufferPool pool;
+  // This runs on single-node machines (and where libnuma reports no NUMA):
+  // the pool must work there with everything on node 0.
+  if (numa_available() < 0 || numa_max_node() == 0) {
+    EXPECT_FALSE(pool.numa());
+    EXPECT_EQ(pool.current_node(), 0);
+  } else {
+    EXPECT_TRUE(pool.numa());
+    EXPECT_GE(pool.current_node(), 0);
+    EXPECT_LE(pool.current_node(), numa_max_node());
+  }
+  PoolBuffer b = pool.acquire(64 << 10);
+  ASSERT_TRUE(b);
+  EXPECT_GE(b.node(), 0);
+}
+
+TEST(BufferPool, MovesTransferOwnershipAndThreadsShareThePool) {
+  BufferPool pool(16 << 20);
+  PoolBuffer a = pool.acquire(64 << 10);
+  char* p = a.data();
+  PoolBuffer b = std::move(a);
+  EXPECT_FALSE(a);
+  EXPECT_EQ(b.data(), p);
+  std::thread t([&] {
+    for (int i = 0; i < 100; ++i) {
+      PoolBuffer c = pool.acquire(64 << 10);
+      ASSERT_TRUE(c);
+      c.data()[0] = 1;
+    }
+  });
+  for (int i = 0; i < 100; ++i) {
+    PoolBuffer c = pool.acquire(64 << 10);
+    ASSERT_TRUE(c);
+  }
+  t.join();
+}
+
+}  // namespace
+}  // namespace hybridio

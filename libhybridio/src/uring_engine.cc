@@ -1,0 +1,380 @@
+// uring_engine.cc - see uring_engine.h.
+#include "uring_engine.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "log.h"
+#include "runtime.h"
+#include "stats.h"
+
+namespace hybridio {
+namespace {
+
+// ---- settings ---------------------------------------------------------------
+
+std::once_flag g_settings_once;
+std::atomic<uint32_t> g_queue_depth{8};
+std::atomic<uint64_t> g_chunk_size{1 << 20};
+std::atomic<bool> g_uring{true};
+std::atomic<bool> g_write_behind{false};
+std::atomic<uint64_t> g_write_behind_limit{64 << 20};
+
+void store_settings(const EngineSettings& s) {
+  g_queue_depth.store(std::clamp<uint32_t>(s.queue_depth, 1, 256), std::memory_order_relaxed);
+  uint64_t chunk = std::clamp<uint64_t>(s.chunk_size, 64 << 10, 64 << 20);
+  if (chunk & (chunk - 1)) chunk = 1 << 20;
+  g_chunk_size.store(chunk, std::memory_order_relaxed);
+  g_uring.store(s.uring, std::memory_order_relaxed);
+  g_write_behind.store(s.write_behind, std::memory_order_relaxed);
+  g_write_behind_limit.store(std::max<uint64_t>(s.write_behind_limit, 1 << 20), std::memory_order_relaxed);
+}
+
+void init_settings() {
+  std::call_once(g_settings_once, [] {
+    const Config& c = Runtime::get().config();
+    EngineSettings s;
+    s.queue_depth = c.queue_depth;
+    s.chunk_size = c.chunk_size;
+    s.uring = c.uring;
+    s.write_behind = c.write_behind;
+    s.write_behind_limit = c.write_behind_limit;
+    store_settings(s);
+  });
+}
+
+// ---- detection ----------------------------------------------------------------
+
+enum Detect : int { kUnknown = 0, kUsable = 1, kUnusable = 2 };
+std::atomic<int> g_detect{kUnknown};
+std::atomic<CompletionHook> g_hook{nullptr};
+// Bumped in a forked child: a ring inherited from the parent must not be used.
+std::atomic<uint64_t> g_generation{1};
+std::once_flag g_atfork_once;
+
+// ---- the calling thread's ring ------------------------------------------------
+
+struct ThreadRing {
+  io_uring ring{};
+  bool ok = false;
+  unsigned entries = 0;
+  uint64_t generation = 0;
+  // Staging slots for misaligned (bounce) bodies.
+  std::vector<PoolBuffer> slots;
+  uint64_t slot_size = 0;
+  bool registered = false;
+  std::vector<int> results;  // per chunk of the current request
+
+  ~ThreadRing() { close(); }
+
+  void close() {
+    if (!ok) return;
+    // A ring inherited across fork is the parent's: just drop our mapping.
+    io_uring_queue_exit(&ring);
+    ok = false;
+    registered = false;
+    slots.clear();
+    slot_size = 0;
+  }
+
+  // 0, or -errno from io_uring_queue_init.
+  int open(unsigned depth) {
+    close();
+    io_uring_params p{};
+    // One submitter (this thread), completions run at our next syscall.
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
+    int rc = io_uring_queue_init_params(depth, &ring, &p);
+    if (rc == -EINVAL) {  // a kernel older than 6.0 does not know these flags
+      io_uring_params plain{};
+      rc = io_uring_queue_init_params(depth, &ring, &plain);
+    }
+    if (rc < 0) return rc;
+    ok = true;
+    entries = depth;
+    generation = g_generation.load(std::memory_order_relaxed);
+    return 0;
+  }
+
+  bool ensure_slots(unsigned count, uint64_t size) {
+    if (slots.size() >= count && slot_size == size) return true;
+    if (registered) {
+      io_uring_unregister_buffers(&ring);
+      registered = false;
+    }
+    slots.clear();
+    slot_size = size;
+    for (unsigned i = 0; i < count; ++i) {
+      slots.push_back(BufferPool::get().acquire(size));
+      if (!slots.back()) {
+        slots.clear();
+        slot_size = 0;
+        return false;
+      }
+    }
+    std::vector<iovec> iov(count);
+    for (unsigned i = 0; i < count; ++i) iov[i] = {slots[i].data(), size};
+    // Fixed buffers save the per-I/O page pinning; refused (RLIMIT_MEMLOCK) is fine.
+    registered = io_uring_register_buffers(&ring, iov.data(), count) == 0;
+    return true;
+  }
+};
+
+ThreadRing& thread_ring() {
+  thread_local ThreadRing ring;
+  return ring;
+}
+
+bool probe_ops(io_uring* ring) {
+  io_uring_probe* probe = io_uring_get_probe_ring(ring);
+  if (!probe) return true;  // no probe (5.6+ has it): assume READ/WRITE
+  bool ok = io_uring_opcode_supported(probe, IORING_OP_READ) &&
+            io_uring_opcode_supported(probe, IORING_OP_WRITE);
+  io_uring_free_probe(probe);
+  return ok;
+}
+
+// The calling thread's ring with at least `depth` entries, or nullptr.
+io_uring* ring_for(unsigned depth) {
+  ThreadRing& t = thread_ring();
+  if (t.ok && t.generation == g_generation.load(std::memory_order_relaxed) && t.entries >= depth)
+    return &t.ring;
+  if (t.ok && t.generation != g_generation.load(std::memory_order_relaxed)) {
+    // Forked: the ring's memory is shared with the parent.  Unmap ours, keep theirs.
+    t.close();
+  }
+  int rc = t.open(depth);
+  if (rc == 0 && !probe_ops(&t.ring)) {
+    t.close();
+    rc = -EOPNOTSUPP;
+  }
+  if (rc < 0) {
+    int expected = kUnknown;
+    if (g_detect.compare_exchange_strong(expected, kUnusable) || expected == kUsable) {
+      g_detect.store(kUnusable);
+      Stats& s = Runtime::get().stats();
+      s.add(s.uring_unavailable);
+      HIO_INFO("io_uring unavailable (%s); direct bodies are submitted synchronously", strerror(-rc));
+    }
+    return nullptr;
+  }
+  g_detect.store(kUsable, std::memory_order_relaxed);
+  return &t.ring;
+}
+
+ssize_t sync_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset) {
+  for (;;) {
+    ssize_t n = op == HIO_OP_READ ? ::pread(fd, buf, len, static_cast<off_t>(offset))
+                                  : ::pwrite(fd, buf, len, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 ? -errno : n;
+  }
+}
+
+}  // namespace
+
+EngineSettings engine_settings() {
+  init_settings();
+  EngineSettings s;
+  s.queue_depth = g_queue_depth.load(std::memory_order_relaxed);
+  s.chunk_size = g_chunk_size.load(std::memory_order_relaxed);
+  s.uring = g_uring.load(std::memory_order_relaxed);
+  s.write_behind = g_write_behind.load(std::memory_order_relaxed);
+  s.write_behind_limit = g_write_behind_limit.load(std::memory_order_relaxed);
+  return s;
+}
+
+void set_engine_settings(const EngineSettings& s) {
+  init_settings();
+  store_settings(s);
+}
+
+void set_completion_hook(CompletionHook hook) { g_hook.store(hook); }
+
+void reset_uring_detection_for_testing() {
+  g_detect.store(kUnknown);
+  thread_ring().close();
+}
+
+bool uring_usable() {
+  std::call_once(g_atfork_once, [] {
+    pthread_atfork(nullptr, nullptr, [] { g_generation.fetch_add(1, std::memory_order_relaxed); });
+  });
+  int d = g_detect.load(std::memory_order_relaxed);
+  if (d == kUnusable) return false;
+  return ring_for(std::max<uint32_t>(g_queue_depth.load(std::memory_order_relaxed), 1)) != nullptr;
+}
+
+ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
+                              bool bounce, const EngineSettings& settings, Stats& stats) {
+  ChunkedResult out;
+  const unsigned qd = std::clamp<uint32_t>(settings.queue_depth, 1, 256);
+  const uint64_t chunk = settings.chunk_size;
+  const uint64_t nchunks = (len + chunk - 1) / chunk;
+  io_uring* ring = ring_for(qd);
+  ThreadRing& t = thread_ring();
+  if (!ring || (bounce && !t.ensure_slots(qd, chunk))) {
+    // Not expected (the caller checked uring_usable); do it synchronously.
+    out.error = EAGAIN;
+    return out;
+  }
+  const CompletionHook hook = g_hook.load(std::memory_order_relaxed);
+  std::vector<int>& results = t.results;
+  results.assign(nchunks, 0);
+
+  struct stat before {};
+  const bool write = op == HIO_OP_WRITE;
+  if (write && fstat(fd, &before) != 0) before.st_size = -1;
+
+  auto chunk_len = [&](uint64_t k) { return std::min(chunk, len - k * chunk); };
+  std::vector<int> free_slots;
+  if (bounce)
+    for (unsigned i = qd; i-- > 0;) free_slots.push_back(static_cast<int>(i));
+
+  uint64_t next = 0;      // next chunk to submit
+  unsigned inflight = 0;
+  bool stop = false;      // the prefix's end is known: submit nothing more
+  uint64_t submitted_chunks = 0;
+  stats.add(stats.uring_requests);
+
+  while ((!stop && next < nchunks) || inflight > 0) {
+    while (!stop && next < nchunks && inflight < qd) {
+      io_uring_sqe* sqe = io_uring_get_sqe(ring);
+      if (!sqe) break;
+      const uint64_t k = next, n = chunk_len(k);
+      char* user = buf + k * chunk;
+      int slot = -1;
+      if (bounce) {
+        slot = free_slots.back();
+        free_slots.pop_back();
+        char* staging = t.slots[static_cast<size_t>(slot)].data();
+        if (write) memcpy(staging, user, n);
+        if (t.registered) {
+          if (write)
+            io_uring_prep_write_fixed(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk, slot);
+          else
+            io_uring_prep_read_fixed(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk, slot);
+        } else if (write) {
+          io_uring_prep_write(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk);
+        } else {
+          io_uring_prep_read(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk);
+        }
+      } else if (write) {
+        io_uring_prep_write(sqe, fd, user, static_cast<unsigned>(n), offset + k * chunk);
+      } else {
+        io_uring_prep_read(sqe, fd, user, static_cast<unsigned>(n), offset + k * chunk);
+      }
+      io_uring_sqe_set_data64(sqe, (k << 9) | static_cast<uint64_t>(slot + 1));
+      ++next;
+      ++inflight;
+      ++submitted_chunks;
+      // A staged write starts at once, so the next chunk's copy overlaps it.
+      if (bounce && write) io_uring_submit(ring);
+    }
+    int rc = io_uring_submit_and_wait(ring, 1);
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+      // Not an I/O error but the ring refusing to enter.  The kernel may
+      // still be moving data into the caller's buffer, so never return with
+      // chunks in flight: stop submitting and keep waiting for them.
+      if (!stop) HIO_WARN("io_uring_submit_and_wait: %s; waiting for the chunks in flight", strerror(-rc));
+      stop = true;
+      usleep(1000);
+    }
+    io_uring_cqe* cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(ring, head, cqe) {
+      ++seen;
+      const uint64_t data = io_uring_cqe_get_data64(cqe);
+      const uint64_t k = data >> 9;
+      const int slot = static_cast<int>(data & 511) - 1;
+      const uint64_t n = chunk_len(k);
+      int res = cqe->res;
+      if (hook) res = hook(op, offset + k * chunk, n, res);
+      char* user = buf + k * chunk;
+      char* io_buf = slot >= 0 ? t.slots[static_cast<size_t>(slot)].data() : user;
+      if (res == -EAGAIN || res == -EINTR) {
+        // Retried synchronously, as a blocking system call would have done.
+        stats.add(stats.uring_retries);
+        ssize_t r = sync_io(op, fd, io_buf, n, offset + k * chunk);
+        res = static_cast<int>(r);
+      }
+      if (res > 0 && slot >= 0 && !write) memcpy(user, io_buf, static_cast<size_t>(res));
+      if (slot >= 0) free_slots.push_back(slot);
+      results[k] = res;
+      if (res < 0 || static_cast<uint64_t>(res) < n) stop = true;
+      --inflight;
+    }
+    io_uring_cq_advance(ring, seen);
+  }
+  stats.add(stats.uring_chunks, submitted_chunks);
+
+  uint64_t completed_end = 0;  // the furthest byte any chunk reached
+  for (uint64_t k = 0; k < next; ++k) {
+    if (results[k] > 0) completed_end = std::max(completed_end, k * chunk + static_cast<uint64_t>(results[k]));
+  }
+  for (uint64_t k = 0; k < next && !out.error; ++k) {
+    const int res = results[k];
+    if (res < 0) {
+      out.error = -res;
+      break;
+    }
+    out.done += static_cast<uint64_t>(res);
+    if (static_cast<uint64_t>(res) < chunk_len(k)) break;
+  }
+
+  // A write that reports less than it moved: later chunks may have grown
+  // the file past the prefix.  Give the file the size a synchronous write
+  // reporting this prefix would have left - only if nobody else grew it
+  // further meanwhile (then the size is theirs to keep).
+  if (write && out.done < len && completed_end > out.done && before.st_size >= 0) {
+    struct stat after {};
+    // Nothing reported written: the size stays; else at least the end of the prefix.
+    const uint64_t keep = std::max<uint64_t>(static_cast<uint64_t>(before.st_size),
+                                             out.done ? offset + out.done : 0);
+    if (fstat(fd, &after) == 0 && static_cast<uint64_t>(after.st_size) > keep &&
+        static_cast<uint64_t>(after.st_size) <= offset + completed_end) {
+      if (ftruncate(fd, static_cast<off_t>(keep)) == 0) stats.add(stats.uring_trimmed);
+    }
+  }
+  return out;
+}
+
+}  // namespace hybridio
+
+// ---- C API ------------------------------------------------------------------
+
+extern "C" {
+
+HIO_API void hio_engine_get(struct hio_engine_config* out) {
+  if (!out) return;
+  const hybridio::EngineSettings s = hybridio::engine_settings();
+  out->queue_depth = s.queue_depth;
+  out->chunk_size = s.chunk_size;
+  out->uring = s.uring ? 1 : 0;
+  out->write_behind = s.write_behind ? 1 : 0;
+  out->write_behind_limit = s.write_behind_limit;
+}
+
+HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
+  if (!cfg) return;
+  hybridio::EngineSettings s;
+  s.queue_depth = cfg->queue_depth;
+  s.chunk_size = cfg->chunk_size;
+  s.uring = cfg->uring != 0;
+  s.write_behind = cfg->write_behind != 0;
+  s.write_behind_limit = cfg->write_behind_limit;
+  hybridio::set_engine_settings(s);
+}
+
+}  // extern "C"

@@ -1,0 +1,74 @@
+// uring_engine.h - the parallel direct engine: one large direct body cut
+// into chunks that are in flight together, through io_uring.
+//
+// A body of `len` bytes at `offset` is cut into chunks of `chunk_size`
+// bytes; up to `queue_depth` of them are submitted at once on the calling
+// thread's own ring (thread_local: no locking, no cross-thread wakeups).
+// The call returns when every submitted chunk has completed.  The result is
+// the contiguous prefix that was transferred, exactly as one synchronous
+// call would report it: the first failed chunk ends the prefix with its
+// errno; the first short chunk (EOF, a full device) ends it with the bytes
+// it did move.  Chunks after the end are not submitted once the end is
+// known; those already in flight are waited for.  A write whose later
+// chunks landed and extended the file past the reported prefix is cut back
+// to what it reports (see docs/architecture.md).
+//
+// Misaligned caller memory ("bounce") goes through the thread's aligned
+// staging slots (from the NUMA-local BufferPool, registered with the ring
+// as fixed buffers when the kernel allows): chunk k+1 is copied while chunk
+// k is in flight.
+//
+// io_uring may be unavailable (an old kernel: ENOSYS; the
+// kernel.io_uring_disabled sysctl or a seccomp profile: EPERM; no memory
+// for the rings).  That is detected once per process, counted
+// (uring_unavailable), and the callers use synchronous submission instead.
+#pragma once
+
+#include <cstdint>
+
+#include "hybridio/policy.h"
+
+namespace hybridio {
+
+class Stats;
+
+// The engine's tunables (HYBRIDIO_QUEUE_DEPTH, HYBRIDIO_CHUNK_SIZE,
+// HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND, HYBRIDIO_WRITE_BEHIND_LIMIT),
+// changeable at run time with hio_engine_set().
+struct EngineSettings {
+  uint32_t queue_depth = 8;               // chunks in flight per request (1-256)
+  uint64_t chunk_size = 1 << 20;          // bytes per chunk (power of two, 64K-64M)
+  bool uring = true;                      // false: synchronous submission only
+  bool write_behind = false;              // opt-in asynchronous direct writes
+  uint64_t write_behind_limit = 64 << 20; // staging memory per process for write-behind
+};
+
+EngineSettings engine_settings();
+void set_engine_settings(const EngineSettings& s);
+
+struct ChunkedResult {
+  uint64_t done = 0;  // contiguous prefix transferred
+  int error = 0;      // errno that ended the prefix (0: complete, or short)
+};
+
+// Whether io_uring works in this process (detected once; counted when not).
+bool uring_usable();
+
+// Transfers [offset, offset + len) between `buf` and the O_DIRECT
+// descriptor `fd` with chunks in flight together.  Requires uring_usable().
+// `offset` and `len` are multiples of the device alignment; `buf` is
+// aligned unless `bounce`.  `len` must be at least 2 chunks to be worth it.
+ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
+                              bool bounce, const EngineSettings& settings, Stats& stats);
+
+// Testing: called with each chunk's completion result (bytes or -errno)
+// before the engine interprets it; returns the result to use.  A hook can
+// turn a completed chunk into a failure, a short transfer or -EAGAIN (which
+// the engine retries synchronously, as the kernel would).  nullptr: none.
+using CompletionHook = int (*)(hio_op op, uint64_t offset, uint64_t len, int res);
+void set_completion_hook(CompletionHook hook);
+
+// Testing: forget the detection result and the calling thread's ring.
+void reset_uring_detection_for_testing();
+
+}  // namespace hybridio

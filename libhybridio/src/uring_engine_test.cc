@@ -1,0 +1,446 @@
+// uring_engine_test.cc - the parallel direct engine: byte-exact transfers
+// through io_uring (aligned and bounce-buffered), the exact partial count on
+// injected failures and short completions, -EAGAIN retried, ENOSPC on a tiny
+// real filesystem, and the synchronous fallback (forced, and with io_uring
+// really refused by a seccomp filter).
+#include "uring_engine.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hybridio/hybridio.h"
+#include "runtime.h"
+#include "temp_dir.h"
+
+namespace hybridio {
+namespace {
+
+constexpr uint64_t K = 1024, M = 1024 * 1024;
+
+std::vector<char> pattern(size_t n, unsigned seed) {
+  std::vector<char> v(n);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    uint64_t x = rng();
+    memcpy(&v[i], &x, 8);
+  }
+  return v;
+}
+
+std::vector<char> slurp(const std::string& path) {
+  std::vector<char> v;
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return v;
+  struct stat st;
+  fstat(fd, &st);
+  v.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < v.size()) {
+    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, static_cast<off_t>(done));
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  return v;
+}
+
+// An aligned block with room to misalign.
+struct Block {
+  explicit Block(size_t n) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, n + 8192) == 0) raw = static_cast<char*>(p);
+  }
+  ~Block() { free(raw); }
+  char* at(size_t misalign) { return raw + misalign; }
+  char* raw = nullptr;
+};
+
+// Injected completion results: chunk at `g_fail_offset` gets `g_fail_res`
+// (once if `g_fail_once`).
+std::atomic<uint64_t> g_fail_offset{~0ULL};
+std::atomic<int> g_fail_res{0};
+std::atomic<bool> g_fail_once{false};
+std::atomic<int> g_hook_calls{0};
+
+int inject(hio_op, uint64_t offset, uint64_t len, int res) {
+  g_hook_calls.fetch_add(1);
+  if (offset != g_fail_offset.load()) return res;
+  if (g_fail_once.load()) g_fail_offset.store(~0ULL);
+  int r = g_fail_res.load();
+  // A positive injected value is a short completion of that many bytes.
+  return r > 0 && static_cast<uint64_t>(r) >= len ? res : r;
+}
+
+class UringEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    hio_engine_get(&saved_);
+    hio_policy_get(&saved_policy_);
+    hio_policy_config c = saved_policy_;
+    hio_policy_config_defaults(&c);
+    c.mode = HIO_MODE_DIRECT;  // every aligned body goes direct
+    hio_policy_set(&c);
+    hio_engine_config e = saved_;
+    e.queue_depth = 4;
+    e.chunk_size = 64 * K;
+    e.uring = 1;
+    e.write_behind = 0;
+    hio_engine_set(&e);
+    hio_stats_reset();
+    g_fail_offset = ~0ULL;
+    g_fail_once = false;
+    g_hook_calls = 0;
+    if (!uring_usable()) GTEST_SKIP() << "io_uring is not usable here; the fallback tests cover this machine";
+  }
+  void TearDown() override {
+    set_completion_hook(nullptr);
+    hio_engine_set(&saved_);
+    hio_policy_set(&saved_policy_);
+  }
+  hio_stats stats() {
+    hio_stats s;
+    hio_stats_get(&s);
+    return s;
+  }
+  hybridio::testing::TempDir dir_;
+  hio_engine_config saved_;
+  hio_policy_config saved_policy_;
+};
+
+TEST_F(UringEngine, AlignedAndBouncedBodiesAreByteExact) {
+  const std::string path = dir_.file("exact");
+  const size_t len = 1 * M + 12 * K + 77;  // 16 chunks plus a partial one, plus a buffered tail
+  std::vector<char> data = pattern(len, 1);
+  for (size_t misalign : {size_t{0}, size_t{512}, size_t{3}}) {
+    Block w(len), r(len);
+    memcpy(w.at(misalign), data.data(), len);
+    hio_file* f;
+    ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+    ASSERT_EQ(hio_pwrite(f, w.at(misalign), len, 4096), static_cast<ssize_t>(len)) << misalign;
+    memset(r.at(misalign), 0, len);
+    ASSERT_EQ(hio_pread(f, r.at(misalign), len, 4096), static_cast<ssize_t>(len)) << misalign;
+    EXPECT_EQ(memcmp(r.at(misalign), data.data(), len), 0) << "read back, misalign " << misalign;
+    ASSERT_EQ(hio_close(f), 0);
+    std::vector<char> disk = slurp(path);
+    ASSERT_EQ(disk.size(), len + 4096);
+    EXPECT_EQ(memcmp(disk.data() + 4096, data.data(), len), 0) << "on disk, misalign " << misalign;
+    for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(disk[i], 0);
+  }
+  hio_stats s = stats();
+  EXPECT_EQ(s.uring_requests, 6u);  // 3 writes, 3 reads
+  EXPECT_GE(s.uring_chunks, 6u * 16);
+  EXPECT_GT(s.bounces, 0u);
+  EXPECT_EQ(s.sync_fallback_requests, 0u);
+}
+
+TEST_F(UringEngine, ConcurrentThreadsUseTheirOwnRings) {
+  const std::string path = dir_.file("threads");
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  const size_t len = 512 * K;
+  std::vector<std::vector<char>> parts;
+  for (unsigned t = 0; t < 4; ++t) parts.push_back(pattern(len, 10 + t));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Block b(len);
+      for (int round = 0; round < 8; ++round) {
+        memcpy(b.at(t == 3 ? 1 : 0), parts[t].data(), len);
+        if (hio_pwrite(f, b.at(t == 3 ? 1 : 0), len, static_cast<off_t>(t * len)) != static_cast<ssize_t>(len))
+          failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_EQ(hio_close(f), 0);
+  std::vector<char> disk = slurp(path);
+  ASSERT_EQ(disk.size(), 4 * len);
+  for (unsigned t = 0; t < 4; ++t) EXPECT_EQ(memcmp(disk.data() + t * len, parts[t].data(), len), 0) << t;
+}
+
+// A chunk in the middle fails: the call reports exactly the bytes before it,
+// and the file is no longer than that (later chunks that landed are cut off).
+TEST_F(UringEngine, FailedChunkEndsTheWriteWithTheExactPrefix) {
+  const std::string path = dir_.file("eio");
+  const size_t len = 1 * M;
+  std::vector<char> data = pattern(len, 2);
+  for (size_t misalign : {size_t{0}, size_t{5}}) {
+    Block w(len);
+    memcpy(w.at(misalign), data.data(), len);
+    set_completion_hook(inject);
+    g_fail_offset = 5 * 64 * K;  // the sixth chunk
+    g_fail_res = -EIO;
+    hio_file* f;
+    ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+    EXPECT_EQ(hio_pwrite(f, w.at(misalign), len, 0), static_cast<ssize_t>(5 * 64 * K)) << misalign;
+    struct stat st;
+    ASSERT_EQ(fstat(hio_fd(f), &st), 0);
+    EXPECT_EQ(static_cast<uint64_t>(st.st_size), 5 * 64 * K) << "the size a short write reports";
+    // The failure is at the first chunk: -EIO, nothing written.
+    g_fail_offset = 8 * M;
+    EXPECT_EQ(hio_pwrite(f, w.at(misalign), len, 8 * M), -EIO);
+    ASSERT_EQ(fstat(hio_fd(f), &st), 0);
+    EXPECT_EQ(static_cast<uint64_t>(st.st_size), 5 * 64 * K);
+    ASSERT_EQ(hio_close(f), 0);
+    set_completion_hook(nullptr);
+    std::vector<char> disk = slurp(path);
+    ASSERT_EQ(disk.size(), 5 * 64 * K);
+    EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
+  }
+  EXPECT_GT(stats().uring_trimmed, 0u);
+}
+
+// A write into an existing file that fails keeps the file's size.
+TEST_F(UringEngine, FailedOverwriteKeepsTheSize) {
+  const std::string path = dir_.file("overwrite");
+  const size_t len = 1 * M;
+  std::vector<char> old = pattern(2 * len, 3), data = pattern(len, 4);
+  Block w(len);
+  memcpy(w.at(0), data.data(), len);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ASSERT_EQ(pwrite(hio_fd(f), old.data(), old.size(), 0), static_cast<ssize_t>(old.size()));
+  set_completion_hook(inject);
+  g_fail_offset = 64 * K;
+  g_fail_res = -ENOSPC;
+  EXPECT_EQ(hio_pwrite(f, w.at(0), len, 0), static_cast<ssize_t>(64 * K));
+  struct stat st;
+  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), 2 * len);
+  ASSERT_EQ(hio_close(f), 0);
+  std::vector<char> disk = slurp(path);
+  EXPECT_EQ(memcmp(disk.data(), data.data(), 64 * K), 0);
+}
+
+// A short chunk (a full device that then recovers, EOF) ends the direct
+// body; the rest is finished through the page cache, so the call is whole.
+TEST_F(UringEngine, ShortChunkIsFinishedThroughTheCache) {
+  const std::string path = dir_.file("short");
+  const size_t len = 1 * M;
+  std::vector<char> data = pattern(len, 5);
+  Block w(len);
+  memcpy(w.at(0), data.data(), len);
+  set_completion_hook(inject);
+  g_fail_offset = 3 * 64 * K;
+  g_fail_res = 1000;  // 1000 bytes of the fourth chunk
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  EXPECT_EQ(hio_pwrite(f, w.at(0), len, 0), static_cast<ssize_t>(len));
+  hio_stats s = stats();
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 3 * 64 * K + 1000);
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], len - 3 * 64 * K - 1000);
+  // Reads: the same.
+  Block r(len);
+  g_fail_offset = 7 * 64 * K;
+  g_fail_res = 512;
+  EXPECT_EQ(hio_pread(f, r.at(0), len, 0), static_cast<ssize_t>(len));
+  EXPECT_EQ(memcmp(r.at(0), data.data(), len), 0);
+  ASSERT_EQ(hio_close(f), 0);
+  std::vector<char> disk = slurp(path);
+  ASSERT_EQ(disk.size(), len);
+  EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
+}
+
+TEST_F(UringEngine, FailedReadChunkReportsThePrefix) {
+  const std::string path = dir_.file("readerr");
+  const size_t len = 1 * M;
+  std::vector<char> data = pattern(len, 6);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ASSERT_EQ(pwrite(hio_fd(f), data.data(), len, 0), static_cast<ssize_t>(len));
+  ASSERT_EQ(fsync(hio_fd(f)), 0);
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  set_completion_hook(inject);
+  for (size_t misalign : {size_t{0}, size_t{7}}) {
+    Block r(len);
+    g_fail_offset = 9 * 64 * K;
+    g_fail_res = -EIO;
+    EXPECT_EQ(hio_pread(f, r.at(misalign), len, 0), static_cast<ssize_t>(9 * 64 * K));
+    EXPECT_EQ(memcmp(r.at(misalign), data.data(), 9 * 64 * K), 0);
+    g_fail_offset = 0;
+    EXPECT_EQ(hio_pread(f, r.at(misalign), len, 0), -EIO);
+  }
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(UringEngine, EagainIsRetriedNotReported) {
+  const std::string path = dir_.file("eagain");
+  const size_t len = 1 * M;
+  std::vector<char> data = pattern(len, 7);
+  Block w(len);
+  memcpy(w.at(0), data.data(), len);
+  set_completion_hook(inject);
+  g_fail_offset = 2 * 64 * K;
+  g_fail_res = -EAGAIN;
+  g_fail_once = true;
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  EXPECT_EQ(hio_pwrite(f, w.at(0), len, 0), static_cast<ssize_t>(len));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(stats().uring_retries, 1u);
+  EXPECT_EQ(stats().bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], len);
+  std::vector<char> disk = slurp(path);
+  ASSERT_EQ(disk.size(), len);
+  EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
+}
+
+// A real full device: a small ext4 image on a loop device (root only).
+TEST_F(UringEngine, EnospcOnATinyFilesystemIsExact) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: cannot mount a tiny filesystem";
+  const std::string image = dir_.file("tiny.img"), mnt = dir_.file("mnt");
+  ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
+  {
+    int fd = open(image.c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, 16 * M), 0);
+    close(fd);
+  }
+  std::string mkfs = "mkfs.ext4 -q -F -b 4096 -O ^has_journal " + image + " >/dev/null 2>&1";
+  if (system(mkfs.c_str()) != 0) GTEST_SKIP() << "mkfs.ext4 is not available";
+  std::string mount_cmd = "mount -o loop " + image + " " + mnt + " >/dev/null 2>&1";
+  if (system(mount_cmd.c_str()) != 0) GTEST_SKIP() << "cannot loop-mount an image here (no loop devices?)";
+  struct Unmount {
+    std::string at;
+    ~Unmount() { umount2(at.c_str(), MNT_DETACH); }  // the loop device is released with it
+  } unmount{mnt};
+  const std::string path = mnt + "/full";
+  const size_t len = 32 * M;  // twice the filesystem
+  std::vector<char> data = pattern(len, 8);
+  Block w(len);
+  memcpy(w.at(0), data.data(), len);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ssize_t n = hio_pwrite(f, w.at(0), len, 0);
+  EXPECT_GT(n, 0);
+  EXPECT_LT(n, static_cast<ssize_t>(len));
+  struct stat st;
+  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
+  EXPECT_EQ(st.st_size, n) << "the file is exactly as long as the write reported";
+  // The next write meets the full device and says so.
+  EXPECT_EQ(hio_pwrite(f, w.at(0), 1 * M, n), -ENOSPC);
+  EXPECT_EQ(hio_fsync(f), 0);
+  EXPECT_EQ(hio_close(f), 0);
+  std::vector<char> disk = slurp(path);
+  ASSERT_EQ(disk.size(), static_cast<size_t>(n));
+  EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
+  EXPECT_GT(stats().uring_requests, 0u);
+}
+
+// ---- the fallback -----------------------------------------------------------
+
+class Fallback : public UringEngine {};
+
+TEST_F(Fallback, ForcedOffIsByteExactAndCounted) {
+  hio_engine_config e;
+  hio_engine_get(&e);
+  e.uring = 0;
+  hio_engine_set(&e);
+  const std::string path = dir_.file("sync");
+  const size_t len = 1 * M + 4 * K;
+  std::vector<char> data = pattern(len, 9);
+  for (size_t misalign : {size_t{0}, size_t{9}}) {
+    Block w(len), r(len);
+    memcpy(w.at(misalign), data.data(), len);
+    hio_file* f;
+    ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+    ASSERT_EQ(hio_pwrite(f, w.at(misalign), len, 0), static_cast<ssize_t>(len));
+    ASSERT_EQ(hio_pread(f, r.at(misalign), len, 0), static_cast<ssize_t>(len));
+    EXPECT_EQ(memcmp(r.at(misalign), data.data(), len), 0);
+    ASSERT_EQ(hio_close(f), 0);
+  }
+  hio_stats s = stats();
+  EXPECT_EQ(s.uring_requests, 0u);
+  EXPECT_EQ(s.sync_fallback_requests, 4u);
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 2 * len);
+}
+
+// io_uring_setup refused by seccomp (as container runtimes do): detected
+// once, counted, and every request still succeeds, synchronously.
+TEST_F(Fallback, SeccompRefusingIoUringFallsBackSilently) {
+  const std::string path = dir_.file("seccomp");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // io_uring_setup -> EPERM; everything else allowed.
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+      _exit(77);
+    reset_uring_detection_for_testing();
+    hio_stats_reset();
+    const size_t len = 1 * M;
+    std::vector<char> data = pattern(len, 10);
+    Block w(len), r(len);
+    memcpy(w.at(0), data.data(), len);
+    hio_file* f;
+    if (hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f) != 0) _exit(10);
+    for (int i = 0; i < 3; ++i) {
+      memcpy(w.at(static_cast<size_t>(i)), data.data(), len);  // aligned, then misaligned (bounce)
+      if (hio_pwrite(f, w.at(static_cast<size_t>(i)), len, static_cast<off_t>(i) * len) != static_cast<ssize_t>(len))
+        _exit(11);
+    }
+    if (hio_pread(f, r.at(0), len, 2 * len) != static_cast<ssize_t>(len)) _exit(12);
+    if (memcmp(r.at(0), data.data(), len) != 0) _exit(13);
+    if (hio_close(f) != 0) _exit(14);
+    hio_stats s;
+    hio_stats_get(&s);
+    if (s.uring_unavailable != 1) _exit(15);      // detected once
+    if (s.uring_requests != 0) _exit(16);
+    if (s.sync_fallback_requests != 4) _exit(17);  // counted per request
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot install a seccomp filter here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed at step " << WEXITSTATUS(status);
+  std::vector<char> disk = slurp(path);
+  std::vector<char> data = pattern(1 * M, 10);
+  ASSERT_EQ(disk.size(), 3 * M);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(memcmp(disk.data() + i * M, data.data(), M), 0);
+}
+
+TEST(EngineSettings, OutOfRangeValuesAreClamped) {
+  hio_engine_config saved, e;
+  hio_engine_get(&saved);
+  e = saved;
+  e.queue_depth = 100000;
+  e.chunk_size = 3;
+  hio_engine_set(&e);
+  hio_engine_get(&e);
+  EXPECT_EQ(e.queue_depth, 256u);
+  EXPECT_EQ(e.chunk_size, 64 * K);
+  e.chunk_size = 3 * M;  // not a power of two
+  hio_engine_set(&e);
+  hio_engine_get(&e);
+  EXPECT_EQ(e.chunk_size, 1 * M);
+  hio_engine_set(&saved);
+}
+
+}  // namespace
+}  // namespace hybridio
