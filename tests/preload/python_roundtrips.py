@@ -106,7 +106,40 @@ def fork_children(d):
     print("ok - multiprocessing fork children write through the shim")
 
 
-STEPS = {f.__name__: f for f in (torch_roundtrip, numpy_roundtrip, os_calls, mmap_after_write, fork_children)}
+def close_every_fd(d):
+    """A program that closes every descriptor (as daemons do) also closes the shim's own."""
+    path = os.path.join(d, "closeall.bin")
+    first, second = os.urandom(8 * MiB), os.urandom(8 * MiB)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    assert os.pwrite(fd, first, 0) == len(first)
+    os.closerange(3, 65536)  # close_range(2): the file and the shim's O_DIRECT twin
+    fd = os.open(path, os.O_RDWR)
+    assert os.pwrite(fd, second, len(first)) == len(second)
+    os.fsync(fd)
+    assert os.pread(fd, 2 * len(first), 0) == first + second, "data differs after closing every fd"
+    os.close(fd)
+    print("ok - closing every descriptor, the shim's included, loses nothing")
+
+
+def subprocess_children(d):
+    """posix_spawn/vfork children and exec'd programs inherit the shim and work."""
+    import subprocess
+
+    src = os.path.join(d, "spawn.src")
+    data = os.urandom(20 * MiB + 5)
+    with open(src, "wb") as f:
+        f.write(data)
+    dst = os.path.join(d, "spawn.dst")
+    subprocess.run(["dd", f"if={src}", f"of={dst}", "bs=4M", "status=none"], check=True)
+    with open(dst, "rb") as f:
+        assert f.read() == data, "child's copy differs"
+    out = subprocess.run(["sha256sum", dst], check=True, capture_output=True, text=True).stdout.split()[0]
+    assert out == hashlib.sha256(data).hexdigest(), "child's checksum differs"
+    print("ok - subprocess children (posix_spawn, exec) copy and read exactly")
+
+
+STEPS = {f.__name__: f for f in (torch_roundtrip, numpy_roundtrip, os_calls, mmap_after_write, fork_children,
+                                 close_every_fd, subprocess_children)}
 
 if __name__ == "__main__":
     STEPS[sys.argv[2]](sys.argv[1])
