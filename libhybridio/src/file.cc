@@ -184,7 +184,7 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
       if (fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
     }
     if (cfg.mode == HIO_MODE_HYBRID && !probed) {
-      CacheState cache = probe_cache(fd_, offset, len);
+      CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
       count_probe(cache.method);
       req.cached_pages = cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
@@ -220,6 +220,33 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
   return execute(req, d, buf);
+}
+
+CacheState File::probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size) {
+  // cachestat(2) walks every cached page of the range (about 34 ns each):
+  // on a fully cached 4 MiB read that is 10 % of the copy it decides.  Two
+  // 64 KiB windows (the start and the end) answer the common cases - all
+  // cached, nothing cached - for 32 pages; only a mixed answer pays for the
+  // whole range.  The answer only steers the policy, never correctness.
+  constexpr uint64_t kWindow = 64 << 10;
+  if (len < 16 * kWindow || !cachestat_available()) return probe_cache(fd_, offset, len);
+  const uint64_t starts[2] = {offset, offset + len - kWindow};
+  int64_t cached = 0, dirty = 0, pages = 0;
+  for (uint64_t at : starts) {
+    CacheState w;
+    if (!probe_cachestat(fd_, at, kWindow, &w)) return probe_cache(fd_, offset, len);
+    cached += w.cached_pages;
+    dirty += w.dirty_pages;
+    pages += static_cast<int64_t>(hio_range_pages(at, kWindow, page_size));
+  }
+  const bool uniform = (cached == 0 || cached == pages) && (dirty == 0 || dirty == pages);
+  if (!uniform) return probe_cache(fd_, offset, len);
+  CacheState all;
+  const int64_t range = static_cast<int64_t>(hio_range_pages(offset, len, page_size));
+  all.cached_pages = cached ? range : 0;
+  all.dirty_pages = dirty ? range : 0;
+  all.method = ProbeMethod::kCachestat;
+  return all;
 }
 
 void File::count_probe(ProbeMethod method) {

@@ -71,6 +71,8 @@ class File {
   ssize_t route(hio_request req, char* buf, bool cached_first);
   uint64_t read_cached_prefix(char* buf, uint64_t len, uint64_t offset);
   void count_probe(ProbeMethod method);
+  // The cache state of a large range from three small windows when they agree.
+  CacheState probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size);
   hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);

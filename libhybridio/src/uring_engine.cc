@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -74,14 +76,28 @@ struct ThreadRing {
   // Staging slots for misaligned (bounce) bodies.
   std::vector<PoolBuffer> slots;
   uint64_t slot_size = 0;
-  bool registered = false;
+  bool registered = false;       // slots are fixed buffers of the ring
+  bool ring_registered = false;  // the ring is reached by its registered index
   std::vector<int> results;  // per chunk of the current request
 
   ~ThreadRing() { close(); }
 
+  // Whether ring.ring_fd still is an io_uring: a program that closes every
+  // descriptor may have closed it and reused the number for its own file.
+  bool fd_still_ours() const {
+    char link[64], path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", ring.ring_fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) return false;
+    link[n] = '\0';
+    return strcmp(link, "anon_inode:[io_uring]") == 0;
+  }
+
   void close() {
     if (!ok) return;
-    // A ring inherited across fork is the parent's: just drop our mapping.
+    // Never close a descriptor number that is no longer ours.
+    if (!fd_still_ours()) ring.ring_fd = -1;
+    if (registered) register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
     io_uring_queue_exit(&ring);
     ok = false;
     registered = false;
@@ -101,6 +117,23 @@ struct ThreadRing {
       rc = io_uring_queue_init_params(depth, &ring, &plain);
     }
     if (rc < 0) return rc;
+    // Out of the program's way: a high descriptor number (as the O_DIRECT
+    // twins), and registered with the kernel so that submission does not go
+    // through the number at all - a program closing every descriptor
+    // (close_range, closefrom) cannot take the ring away mid-request.
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= 64) {
+      int floor = static_cast<int>(std::min<rlim_t>(rl.rlim_cur - rl.rlim_cur / 8, 60000));
+      if (floor > ring.ring_fd) {
+        int high = fcntl(ring.ring_fd, F_DUPFD_CLOEXEC, floor);
+        if (high >= 0) {
+          ::close(ring.ring_fd);
+          ring.ring_fd = high;
+          ring.enter_ring_fd = high;
+        }
+      }
+    }
+    ring_registered = io_uring_register_ring_fd(&ring) == 1;  // 5.18+; without it the number is used
     ok = true;
     entries = depth;
     generation = g_generation.load(std::memory_order_relaxed);
@@ -110,7 +143,7 @@ struct ThreadRing {
   bool ensure_slots(unsigned count, uint64_t size) {
     if (slots.size() >= count && slot_size == size) return true;
     if (registered) {
-      io_uring_unregister_buffers(&ring);
+      register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
       registered = false;
     }
     slots.clear();
@@ -125,9 +158,20 @@ struct ThreadRing {
     }
     std::vector<iovec> iov(count);
     for (unsigned i = 0; i < count; ++i) iov[i] = {slots[i].data(), size};
-    // Fixed buffers save the per-I/O page pinning; refused (RLIMIT_MEMLOCK) is fine.
-    registered = io_uring_register_buffers(&ring, iov.data(), count) == 0;
+    // Fixed buffers save the per-I/O page pinning; refused (RLIMIT_MEMLOCK,
+    // a kernel before 6.3) is fine: plain reads and writes of the same slots.
+    registered = register_call(IORING_REGISTER_BUFFERS, iov.data(), count) == 0;
     return true;
+  }
+
+  // io_uring_register(2) through the registered ring index (Linux 6.3+),
+  // never through the descriptor number, which the program may have closed
+  // and reused (even for another thread's ring).  -1 when not possible.
+  int register_call(unsigned opcode, const void* arg, unsigned nr) {
+    if (!ring_registered) return -1;
+    constexpr unsigned kUseRegisteredRing = 1u << 31;  // IORING_REGISTER_USE_REGISTERED_RING
+    long rc = syscall(__NR_io_uring_register, ring.enter_ring_fd, opcode | kUseRegisteredRing, arg, nr);
+    return rc < 0 ? -1 : 0;
   }
 };
 
@@ -319,10 +363,9 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
   }
   stats.add(stats.uring_chunks, submitted_chunks);
 
-  uint64_t completed_end = 0;  // the furthest byte any chunk reached
-  for (uint64_t k = 0; k < next; ++k) {
-    if (results[k] > 0) completed_end = std::max(completed_end, k * chunk + static_cast<uint64_t>(results[k]));
-  }
+  // The furthest byte any submitted chunk may have reached: a failed chunk
+  // may still have written part of its range (an EIO after allocation).
+  const uint64_t submitted_end = next ? std::min(len, next * chunk) : 0;
   for (uint64_t k = 0; k < next && !out.error; ++k) {
     const int res = results[k];
     if (res < 0) {
@@ -337,13 +380,13 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
   // the file past the prefix.  Give the file the size a synchronous write
   // reporting this prefix would have left - only if nobody else grew it
   // further meanwhile (then the size is theirs to keep).
-  if (write && out.done < len && completed_end > out.done && before.st_size >= 0) {
+  if (write && out.done < len && submitted_end > out.done && before.st_size >= 0) {
     struct stat after {};
     // Nothing reported written: the size stays; else at least the end of the prefix.
     const uint64_t keep = std::max<uint64_t>(static_cast<uint64_t>(before.st_size),
                                              out.done ? offset + out.done : 0);
     if (fstat(fd, &after) == 0 && static_cast<uint64_t>(after.st_size) > keep &&
-        static_cast<uint64_t>(after.st_size) <= offset + completed_end) {
+        static_cast<uint64_t>(after.st_size) <= offset + submitted_end) {
       if (ftruncate(fd, static_cast<off_t>(keep)) == 0) stats.add(stats.uring_trimmed);
     }
   }
