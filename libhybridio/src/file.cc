@@ -157,7 +157,14 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 }
 
 ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
-  return route(describe(op, buf, len, offset), buf, true);
+  if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true);
+  // The contention signal: how many threads are writing this file right now.
+  const uint32_t writers = writers_.fetch_add(1, std::memory_order_relaxed) + 1;
+  hio_request req = describe(op, buf, len, offset);
+  req.writers = writers;
+  ssize_t n = route(req, buf, true);
+  writers_.fetch_sub(1, std::memory_order_relaxed);
+  return n;
 }
 
 ssize_t File::route(hio_request req, char* buf, bool cached_first) {

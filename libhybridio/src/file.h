@@ -96,6 +96,7 @@ class File {
   std::atomic<bool> mapped_{false};
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
+  std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   std::mutex position_mu_;                   // read()/write() position updates
 };
 

@@ -18,9 +18,17 @@ hio_stats Stats::snapshot() const {
       s.requests[op][p] = load(requests_[op][p]);
       s.bytes[op][p] = load(bytes_[op][p]);
     }
+  static_assert(HIO_RULE_COUNT >= HIO_STATS_RULES_V1 &&
+                    HIO_RULE_COUNT <= HIO_STATS_RULES_V1 + HIO_STATS_RULES_EXT,
+                "struct hio_stats has no room for every rule");
   for (int r = 0; r < HIO_RULE_COUNT; ++r) {
-    s.rule_requests[r] = load(rule_requests_[r]);
-    s.rule_bytes[r] = load(rule_bytes_[r]);
+    if (r < HIO_STATS_RULES_V1) {
+      s.rule_requests[r] = load(rule_requests_[r]);
+      s.rule_bytes[r] = load(rule_bytes_[r]);
+    } else {
+      s.rule_requests_ext[r - HIO_STATS_RULES_V1] = load(rule_requests_[r]);
+      s.rule_bytes_ext[r - HIO_STATS_RULES_V1] = load(rule_bytes_[r]);
+    }
   }
   s.splits = load(splits);
   s.bounces = load(bounces);
@@ -40,11 +48,6 @@ hio_stats Stats::snapshot() const {
   s.uring_trimmed = load(uring_trimmed);
   s.uring_unavailable = load(uring_unavailable);
   s.sync_fallback_requests = load(sync_fallback_requests);
-  s.write_behind_writes = load(write_behind_writes);
-  s.write_behind_bytes = load(write_behind_bytes);
-  s.write_behind_stalls = load(write_behind_stalls);
-  s.write_behind_waits = load(write_behind_waits);
-  s.write_behind_errors = load(write_behind_errors);
   return s;
 }
 
@@ -58,8 +61,7 @@ void Stats::reset() {
   for (auto* c : {&splits, &bounces, &bounce_bytes, &direct_open_refused, &direct_io_refused,
                   &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs, &cached_first_reads, &cached_first_bytes,
                   &uring_requests, &uring_chunks, &uring_retries, &uring_trimmed, &uring_unavailable,
-                  &sync_fallback_requests, &write_behind_writes, &write_behind_bytes,
-                  &write_behind_stalls, &write_behind_waits, &write_behind_errors})
+                  &sync_fallback_requests})
     c->store(0);
 }
 
@@ -85,9 +87,10 @@ std::string Stats::to_json(const hio_policy_config& policy) const {
   j << "  \"rules\": {";
   bool first = true;
   for (int r = 0; r < HIO_RULE_COUNT; ++r) {
-    if (!s.rule_requests[r]) continue;
-    j << (first ? "" : ", ") << "\"" << hio_rule_name(static_cast<hio_rule>(r))
-      << "\": {\"requests\": " << s.rule_requests[r] << ", \"bytes\": " << s.rule_bytes[r] << "}";
+    const hio_rule rule = static_cast<hio_rule>(r);
+    if (!hio_stats_rule_requests(&s, rule)) continue;
+    j << (first ? "" : ", ") << "\"" << hio_rule_name(rule) << "\": {\"requests\": "
+      << hio_stats_rule_requests(&s, rule) << ", \"bytes\": " << hio_stats_rule_bytes(&s, rule) << "}";
     first = false;
   }
   j << "},\n";
@@ -104,9 +107,6 @@ std::string Stats::to_json(const hio_policy_config& policy) const {
     << ", \"uring_retries\": " << s.uring_retries << ", \"uring_trimmed\": " << s.uring_trimmed
     << ", \"uring_unavailable\": " << s.uring_unavailable
     << ", \"sync_fallback_requests\": " << s.sync_fallback_requests << "},\n";
-  j << "  \"write_behind\": {\"writes\": " << s.write_behind_writes << ", \"bytes\": " << s.write_behind_bytes
-    << ", \"stalls\": " << s.write_behind_stalls << ", \"waits\": " << s.write_behind_waits
-    << ", \"errors\": " << s.write_behind_errors << "},\n";
   j << "  \"fsyncs\": " << s.fsyncs << "\n}\n";
   return j.str();
 }

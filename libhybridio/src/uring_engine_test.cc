@@ -103,7 +103,6 @@ class UringEngine : public ::testing::Test {
     e.queue_depth = 4;
     e.chunk_size = 64 * K;
     e.uring = 1;
-    e.write_behind = 0;
     hio_engine_set(&e);
     hio_stats_reset();
     g_fail_offset = ~0ULL;

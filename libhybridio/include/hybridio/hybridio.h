@@ -83,12 +83,19 @@ HIO_API void hio_set_mapped(hio_file *f, int mapped);
 /* Closes the file (and its direct twin); returns close(2)'s result. */
 HIO_API int hio_close(hio_file *f);
 
+/* The rules counted in the original layout of struct hio_stats (fixed: ABI). */
+#define HIO_STATS_RULES_V1 17
+#define HIO_STATS_RULES_EXT 15
+
 /* Process-wide counters since start (or the last hio_stats_reset). */
 struct hio_stats {
 	uint64_t requests[2][HIO_PATH_COUNT]; /* [HIO_OP_*][HIO_PATH_*] */
 	uint64_t bytes[2][HIO_PATH_COUNT];
-	uint64_t rule_requests[HIO_RULE_COUNT];
-	uint64_t rule_bytes[HIO_RULE_COUNT];
+	/* Requests and bytes per rule, for the first HIO_STATS_RULES_V1 rules;
+	 * later rules are in rule_requests_ext/rule_bytes_ext below.  Use
+	 * hio_stats_rule_requests()/hio_stats_rule_bytes() for any rule. */
+	uint64_t rule_requests[HIO_STATS_RULES_V1];
+	uint64_t rule_bytes[HIO_STATS_RULES_V1];
 	uint64_t splits;              /* requests cut into head/body/tail */
 	uint64_t bounces;             /* direct bodies staged through an aligned buffer */
 	uint64_t bounce_bytes;
@@ -101,19 +108,32 @@ struct hio_stats {
 	uint64_t fsyncs;
 	uint64_t cached_first_reads;  /* direct-bound reads whose cached prefix came from the cache */
 	uint64_t cached_first_bytes;
-	/* Appended with the parallel direct engine and write-behind. */
+	/* Appended with the parallel direct engine. */
 	uint64_t uring_requests;      /* direct bodies cut into chunks in flight together (io_uring) */
 	uint64_t uring_chunks;        /* chunks submitted */
 	uint64_t uring_retries;       /* chunks retried synchronously after -EAGAIN/-EINTR */
 	uint64_t uring_trimmed;       /* failed writes whose later chunks were cut back off the file size */
 	uint64_t uring_unavailable;   /* 1 when io_uring was found unusable in this process */
 	uint64_t sync_fallback_requests; /* multi-chunk bodies submitted synchronously instead */
-	uint64_t write_behind_writes; /* writes that returned before reaching the file (write-behind) */
-	uint64_t write_behind_bytes;
-	uint64_t write_behind_stalls; /* writes that waited for staging memory */
-	uint64_t write_behind_waits;  /* reads, fsyncs, closes, truncates that waited for write-behind */
-	uint64_t write_behind_errors; /* deferred write errors reported at a later call */
+	/* Rules HIO_STATS_RULES_V1 and later (HIO_RULE_CONTENDED, ...). */
+	uint64_t rule_requests_ext[HIO_STATS_RULES_EXT];
+	uint64_t rule_bytes_ext[HIO_STATS_RULES_EXT];
 };
+
+/* Requests and bytes decided by `rule`, wherever the struct keeps them. */
+static inline uint64_t hio_stats_rule_requests(const struct hio_stats *s, enum hio_rule rule)
+{
+	unsigned r = (unsigned)rule;
+	if (r < HIO_STATS_RULES_V1) return s->rule_requests[r];
+	return r - HIO_STATS_RULES_V1 < HIO_STATS_RULES_EXT ? s->rule_requests_ext[r - HIO_STATS_RULES_V1] : 0;
+}
+
+static inline uint64_t hio_stats_rule_bytes(const struct hio_stats *s, enum hio_rule rule)
+{
+	unsigned r = (unsigned)rule;
+	if (r < HIO_STATS_RULES_V1) return s->rule_bytes[r];
+	return r - HIO_STATS_RULES_V1 < HIO_STATS_RULES_EXT ? s->rule_bytes_ext[r - HIO_STATS_RULES_V1] : 0;
+}
 
 HIO_API void hio_stats_get(struct hio_stats *out);
 HIO_API void hio_stats_reset(void);
@@ -129,8 +149,6 @@ struct hio_engine_config {
 	uint32_t queue_depth;        /* chunks of one request in flight together (1-256) */
 	uint64_t chunk_size;         /* bytes per chunk (power of two, 64 KiB - 64 MiB) */
 	int uring;                   /* 1: io_uring where available; 0: synchronous submission */
-	int write_behind;            /* 1: direct writes return once staged (see docs/architecture.md) */
-	uint64_t write_behind_limit; /* staging memory for write-behind, per process */
 };
 
 /* The engine settings in effect (after environment and config file). */

@@ -77,6 +77,7 @@ enum hio_rule {
 	HIO_RULE_SYNC_WRITE,           /* O_SYNC/O_DSYNC write above the lower sync threshold */
 	HIO_RULE_SEQUENTIAL,           /* long sequential write stream above the stream threshold */
 	HIO_RULE_PRESSURE,             /* memory pressure lowered the threshold */
+	HIO_RULE_CONTENDED,            /* several threads writing the file lowered the threshold */
 	HIO_RULE_COUNT
 };
 
@@ -87,6 +88,17 @@ enum hio_rule {
 #define HIO_FILE_NO_DIRECT     0x08u /* O_DIRECT was refused for this file */
 #define HIO_FILE_CALLER_DIRECT 0x10u /* the caller itself opened the file O_DIRECT */
 #define HIO_FILE_DONTCACHE_OK  0x20u /* RWF_DONTCACHE works on this file */
+
+/*
+ * The contention signal (FAST '24 hybrid I/O): when at least
+ * HIO_CONTENTION_WRITERS threads are writing one file at the same time, the
+ * write threshold in effect is divided by 2^HIO_CONTENTION_SHIFT.  Buffered
+ * writers of one file serialise on the inode lock and on the copy into the
+ * shared page cache; direct writers only meet at the device.  Constants, not
+ * hio_policy_config fields: that struct is part of the library's ABI.
+ */
+#define HIO_CONTENTION_WRITERS 2u
+#define HIO_CONTENTION_SHIFT   2u
 
 /* Unknown page counts (no cache probe was run or none is available). */
 #define HIO_PAGES_UNKNOWN ((hio_s64)-1)
@@ -122,6 +134,7 @@ struct hio_request {
 	hio_u32 pressure;    /* memory pressure 0 (none) .. 100 (writers being throttled) */
 	hio_u32 seq_run;     /* sequential predecessors of this request in its stream */
 	hio_u32 file_flags;  /* HIO_FILE_* */
+	hio_u32 writers;     /* writes in progress on the file, this one included; 0 = unknown */
 };
 
 /*
@@ -204,6 +217,7 @@ static inline const char *hio_rule_name(enum hio_rule r)
 	case HIO_RULE_SYNC_WRITE: return "sync_write";
 	case HIO_RULE_SEQUENTIAL: return "sequential";
 	case HIO_RULE_PRESSURE: return "pressure";
+	case HIO_RULE_CONTENDED: return "contended";
 	default: return "?";
 	}
 }
@@ -369,6 +383,11 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 		    (threshold >> c->pressure_shift) < threshold) {
 			threshold >>= c->pressure_shift;
 			size_rule = HIO_RULE_PRESSURE;
+		}
+		if (is_write && r->writers >= HIO_CONTENTION_WRITERS &&
+		    (threshold >> HIO_CONTENTION_SHIFT) < threshold) {
+			threshold >>= HIO_CONTENTION_SHIFT;
+			size_rule = HIO_RULE_CONTENDED;
 		}
 		if (len < threshold) {
 			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_SMALL, r->length);
