@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate.h"
 #include "checkpoint_job.h"
 #include "run_command.h"
 #include "config.h"
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "checkpoint") return checkpoint_command(argc - 2, argv + 2);
+  if (cmd == "calibrate") return hybridio::bench::calibrate_command(argc - 2, argv + 2);
   if (cmd == "run") return hb::run_command(argc - 2, argv + 2);
   if (cmd == "config") {
     printf("%s", hybridio::describe_settings().c_str());
