@@ -36,6 +36,7 @@ struct Variant {
   uint32_t queue_depth = 0;
   int uring = 1;  // 0: io_uring off, synchronous submission
   uint64_t ops = 0;  // 0: HYBRIDIO_INTEGRITY_OPS (default 10000)
+  int write_behind = 0;  // 1: direct-bound writes return once staged
 };
 
 // Every policy, plus hybrid with low thresholds so that splits, bounces and
@@ -52,6 +53,10 @@ const Variant kVariants[] = {
     {"parallel_direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 1, 5000},
     {"parallel_hybrid_low_thresholds", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 3, 1, 5000},
     {"sync_fallback_direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 0, 4000},
+    // Write-behind: every size and read check right after a write meets a
+    // queued write; a small staging limit makes writers wait for memory.
+    {"write_behind_direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 1, 5000, 1},
+    {"write_behind_hybrid_low_thresholds", HIO_MODE_HYBRID, 64 * K, 64 * K, 256 * K, 8, 1, 5000, 1},
 };
 
 // Names the variant in test listings instead of dumping its bytes.
@@ -108,6 +113,8 @@ class Integrity : public ::testing::TestWithParam<Variant> {
     if (GetParam().chunk_size) e.chunk_size = GetParam().chunk_size;
     if (GetParam().queue_depth) e.queue_depth = GetParam().queue_depth;
     e.uring = GetParam().uring;
+    e.write_behind = GetParam().write_behind;
+    if (e.write_behind) e.write_behind_limit = 16 * M;
     hio_engine_set(&e);
     hio_stats_reset();
   }
@@ -124,7 +131,8 @@ TEST_P(Integrity, RandomOperationsMatchTheModel) {
   const uint64_t ops = env_u64("HYBRIDIO_INTEGRITY_OPS", v.ops ? v.ops : 10000);
   const uint64_t seed = env_u64("HYBRIDIO_INTEGRITY_SEED", 0x5eed0000 + static_cast<uint64_t>(v.mode) * 7 +
                                                                v.write_threshold + v.chunk_size * 3 +
-                                                               static_cast<uint64_t>(v.uring));
+                                                               static_cast<uint64_t>(v.uring) +
+                                                               static_cast<uint64_t>(v.write_behind) * 11);
   hybridio::testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file(std::string("model-") + v.name);
@@ -250,6 +258,10 @@ TEST_P(Integrity, RandomOperationsMatchTheModel) {
     EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 0u);
     EXPECT_GT(s.bounces, 0u);
     EXPECT_GT(s.splits, 0u);
+  }
+  if (v.write_behind) {
+    EXPECT_GT(s.write_behind_writes, 0u);
+    EXPECT_EQ(s.write_behind_errors, 0u);
   }
   if (v.chunk_size) {
     // Multi-chunk bodies went where the variant says.

@@ -97,6 +97,10 @@ const Setting kSettings[] = {
      }},
     {"uring", Kind::kBool, "submit direct chunks through io_uring (off: synchronously)",
      [](Config& c, const std::string& t) { return parse_bool(t, &c.uring); }},
+    {"write_behind", Kind::kBool, "direct writes return once staged; errors are reported at the next fsync or close",
+     [](Config& c, const std::string& t) { return parse_bool(t, &c.write_behind); }},
+    {"write_behind_limit", Kind::kSize, "staging memory for write-behind (at least 1M)",
+     [](Config& c, const std::string& t) { return set_size(&c.write_behind_limit, t, 1 << 20); }},
     {"dontcache", Kind::kBool, "use RWF_DONTCACHE where supported",
      [](Config& c, const std::string& t) { return parse_bool(t, &c.dontcache); }},
     {"stats", Kind::kPath, "write JSON counters to this file at exit",
@@ -143,6 +147,8 @@ std::string current_value(const Config& c, const Setting& s) {
   if (key == "queue_depth") return std::to_string(c.queue_depth);
   if (key == "chunk_size") return format_size(c.chunk_size);
   if (key == "uring") return c.uring ? "on" : "off";
+  if (key == "write_behind") return c.write_behind ? "on" : "off";
+  if (key == "write_behind_limit") return format_size(c.write_behind_limit);
   if (key == "log") return "warn";
   return "(unset)";
 }

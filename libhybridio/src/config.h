@@ -29,6 +29,8 @@ struct Config {
   uint32_t queue_depth = 8;            // chunks of one request in flight together
   uint64_t chunk_size = 1 << 20;       // bytes per chunk (power of two, 64K-64M)
   bool uring = true;                   // io_uring; off: synchronous submission
+  bool write_behind = false;           // opt-in: direct writes complete after the call returns
+  uint64_t write_behind_limit = 64 << 20;  // staging memory for write-behind, per process
 
   Config();
 };

@@ -130,7 +130,9 @@ int File::direct_fd() {
 
 void File::forget_direct_fd(int fd) {
   // The program closed (or replaced) our twin: drop it without closing;
-  // the next direct request opens a new one.
+  // the next direct request opens a new one.  Queued writes on it finish
+  // first, before the number can be reused for another file.
+  wb_.wait_all();
   int expected = fd;
   if (direct_fd_.compare_exchange_strong(expected, -1)) release_private_fd(fd);
 }
@@ -157,6 +159,8 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 }
 
 ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
+  // Nothing reads or overwrites a range while a queued write of it is pending.
+  if (!wb_.idle()) wb_.wait_overlap(offset, len);
   if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true);
   // The contention signal: how many threads are writing this file right now.
   const uint32_t writers = writers_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -429,6 +433,15 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     done += head.done;
     if (head.done < d.head_len) return result_of(done, head.error);
   }
+  if (op == HIO_OP_WRITE && write_behind(buf + done, d.body_len, offset + done, offset + req.length)) {
+    done += d.body_len;
+    if (d.tail_len) {
+      Piece tail = loop_buffered(op, buf + done, d.tail_len, offset + done);
+      done += tail.done;
+      if (tail.error) return result_of(done, tail.error);
+    }
+    return static_cast<ssize_t>(done);
+  }
   Piece body = loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
   done += body.done;
   if (body.error) return result_of(done, body.error);
@@ -441,6 +454,31 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     if (rest.error) return result_of(done, rest.error);
   }
   return static_cast<ssize_t>(done);
+}
+
+bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t request_end) {
+  const EngineSettings engine = engine_settings();
+  // Only once a direct write has worked on this file: a refusal (EINVAL on
+  // first use) must be seen by the caller's own call.
+  if (!engine.write_behind || len > engine.write_behind_limit || !direct_proven_.load()) return false;
+  int dfd = direct_fd();
+  if (dfd < 0) return false;
+  // The size is right before the call returns: if the request extends the
+  // file and has no tail to do it, its last byte is written now, through
+  // the page cache (a write only ever grows the size; the queued direct
+  // write rewrites the same byte).
+  if (request_end == offset + len) {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return false;
+    if (static_cast<uint64_t>(st.st_size) < request_end) {
+      ssize_t n;
+      do {
+        n = ::pwrite(fd_, buf + len - 1, 1, static_cast<off_t>(request_end - 1));
+      } while (n < 0 && errno == EINTR);
+      if (n != 1) return false;  // the synchronous path reports the error
+    }
+  }
+  return write_behind_submit(wb_, dfd, fd_, buf, len, offset, engine.write_behind_limit, rt_.stats());
 }
 
 ssize_t File::pread(void* buf, size_t len, uint64_t offset) {
@@ -466,6 +504,7 @@ ssize_t File::read(void* buf, size_t len) {
 ssize_t File::write(const void* buf, size_t len) {
   std::lock_guard<std::mutex> lock(position_mu_);
   if (open_flags_ & O_APPEND) {
+    wb_.wait_all();  // the kernel picks the offset: it may be anywhere queued writes land
     // The kernel picks the offset and moves the position atomically.
     hio_request req = describe(HIO_OP_WRITE, static_cast<const char*>(buf), len, 0);
     hio_decision d;
@@ -488,17 +527,27 @@ int File::sync(bool data_only) {
   // Direct writes bypassed the cache but not the device's volatile cache or
   // the inode's size update: one fsync on any descriptor covers both paths.
   rt_.stats().add(rt_.stats().fsyncs);
+  wb_.wait_all();
   int rc = data_only ? ::fdatasync(fd_) : ::fsync(fd_);
-  return rc == 0 ? 0 : -errno;
+  rc = rc == 0 ? 0 : -errno;
+  // A queued write that failed is reported here, once (as writeback errors are).
+  int deferred = wb_.take_error();
+  return deferred ? -deferred : rc;
 }
 
 int File::truncate(uint64_t length) {
+  wb_.wait_all();
   return ::ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
 }
 
-void File::set_mapped(bool mapped) { mapped_.store(mapped, std::memory_order_relaxed); }
+void File::set_mapped(bool mapped) {
+  if (mapped) wb_.wait_all();  // a mapping sees the file, not the queue
+  mapped_.store(mapped, std::memory_order_relaxed);
+}
 
 int File::close() {
+  wb_.wait_all();
+  const int deferred = wb_.take_error();
   int dfd = direct_fd_.exchange(-1);
   if (dfd >= 0) {
     release_private_fd(dfd);
@@ -510,7 +559,7 @@ int File::close() {
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
   }
   fd_ = -1;
-  return rc;
+  return deferred ? -deferred : rc;
 }
 
 }  // namespace hybridio

@@ -23,6 +23,7 @@
 #include "cache_probe.h"
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
+#include "write_behind.h"
 
 namespace hybridio {
 
@@ -80,6 +81,8 @@ class File {
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
+  // Queues a direct write body behind the call (write-behind); false: do it now.
+  bool write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t request_end);
   int direct_fd();
   uint32_t file_flags() const;
 
@@ -98,6 +101,7 @@ class File {
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   std::mutex position_mu_;                   // read()/write() position updates
+  WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
 };
 
 }  // namespace hybridio

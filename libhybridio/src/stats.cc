@@ -48,6 +48,11 @@ hio_stats Stats::snapshot() const {
   s.uring_trimmed = load(uring_trimmed);
   s.uring_unavailable = load(uring_unavailable);
   s.sync_fallback_requests = load(sync_fallback_requests);
+  s.write_behind_writes = load(write_behind_writes);
+  s.write_behind_bytes = load(write_behind_bytes);
+  s.write_behind_stalls = load(write_behind_stalls);
+  s.write_behind_waits = load(write_behind_waits);
+  s.write_behind_errors = load(write_behind_errors);
   return s;
 }
 
@@ -61,7 +66,8 @@ void Stats::reset() {
   for (auto* c : {&splits, &bounces, &bounce_bytes, &direct_open_refused, &direct_io_refused,
                   &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs, &cached_first_reads, &cached_first_bytes,
                   &uring_requests, &uring_chunks, &uring_retries, &uring_trimmed, &uring_unavailable,
-                  &sync_fallback_requests})
+                  &sync_fallback_requests, &write_behind_writes, &write_behind_bytes,
+                  &write_behind_stalls, &write_behind_waits, &write_behind_errors})
     c->store(0);
 }
 
@@ -107,6 +113,9 @@ std::string Stats::to_json(const hio_policy_config& policy) const {
     << ", \"uring_retries\": " << s.uring_retries << ", \"uring_trimmed\": " << s.uring_trimmed
     << ", \"uring_unavailable\": " << s.uring_unavailable
     << ", \"sync_fallback_requests\": " << s.sync_fallback_requests << "},\n";
+  j << "  \"write_behind\": {\"writes\": " << s.write_behind_writes << ", \"bytes\": " << s.write_behind_bytes
+    << ", \"stalls\": " << s.write_behind_stalls << ", \"waits\": " << s.write_behind_waits
+    << ", \"errors\": " << s.write_behind_errors << "},\n";
   j << "  \"fsyncs\": " << s.fsyncs << "\n}\n";
   return j.str();
 }

@@ -34,6 +34,8 @@ class Stats {
   std::atomic<uint64_t> cached_first_reads{0}, cached_first_bytes{0};
   std::atomic<uint64_t> uring_requests{0}, uring_chunks{0}, uring_retries{0}, uring_trimmed{0};
   std::atomic<uint64_t> uring_unavailable{0}, sync_fallback_requests{0};
+  std::atomic<uint64_t> write_behind_writes{0}, write_behind_bytes{0}, write_behind_stalls{0};
+  std::atomic<uint64_t> write_behind_waits{0}, write_behind_errors{0};
 
  private:
   std::atomic<uint64_t> requests_[2][HIO_PATH_COUNT]{};

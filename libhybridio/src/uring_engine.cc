@@ -31,6 +31,8 @@ std::once_flag g_settings_once;
 std::atomic<uint32_t> g_queue_depth{8};
 std::atomic<uint64_t> g_chunk_size{1 << 20};
 std::atomic<bool> g_uring{true};
+std::atomic<bool> g_write_behind{false};
+std::atomic<uint64_t> g_write_behind_limit{64 << 20};
 
 void store_settings(const EngineSettings& s) {
   g_queue_depth.store(std::clamp<uint32_t>(s.queue_depth, 1, 256), std::memory_order_relaxed);
@@ -38,6 +40,8 @@ void store_settings(const EngineSettings& s) {
   if (chunk & (chunk - 1)) chunk = 1 << 20;
   g_chunk_size.store(chunk, std::memory_order_relaxed);
   g_uring.store(s.uring, std::memory_order_relaxed);
+  g_write_behind.store(s.write_behind, std::memory_order_relaxed);
+  g_write_behind_limit.store(std::max<uint64_t>(s.write_behind_limit, 1 << 20), std::memory_order_relaxed);
 }
 
 void init_settings() {
@@ -47,6 +51,8 @@ void init_settings() {
     s.queue_depth = c.queue_depth;
     s.chunk_size = c.chunk_size;
     s.uring = c.uring;
+    s.write_behind = c.write_behind;
+    s.write_behind_limit = c.write_behind_limit;
     store_settings(s);
   });
 }
@@ -228,6 +234,8 @@ EngineSettings engine_settings() {
   s.queue_depth = g_queue_depth.load(std::memory_order_relaxed);
   s.chunk_size = g_chunk_size.load(std::memory_order_relaxed);
   s.uring = g_uring.load(std::memory_order_relaxed);
+  s.write_behind = g_write_behind.load(std::memory_order_relaxed);
+  s.write_behind_limit = g_write_behind_limit.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -397,6 +405,8 @@ HIO_API void hio_engine_get(struct hio_engine_config* out) {
   out->queue_depth = s.queue_depth;
   out->chunk_size = s.chunk_size;
   out->uring = s.uring ? 1 : 0;
+  out->write_behind = s.write_behind ? 1 : 0;
+  out->write_behind_limit = s.write_behind_limit;
 }
 
 HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
@@ -405,6 +415,8 @@ HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
   s.queue_depth = cfg->queue_depth;
   s.chunk_size = cfg->chunk_size;
   s.uring = cfg->uring != 0;
+  s.write_behind = cfg->write_behind != 0;
+  s.write_behind_limit = cfg->write_behind_limit;
   hybridio::set_engine_settings(s);
 }
 

@@ -33,11 +33,14 @@ namespace hybridio {
 class Stats;
 
 // The engine's tunables (HYBRIDIO_QUEUE_DEPTH, HYBRIDIO_CHUNK_SIZE,
-// HYBRIDIO_URING), changeable at run time with hio_engine_set().
+// HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND, HYBRIDIO_WRITE_BEHIND_LIMIT),
+// changeable at run time with hio_engine_set().
 struct EngineSettings {
   uint32_t queue_depth = 8;               // chunks in flight per request (1-256)
   uint64_t chunk_size = 1 << 20;          // bytes per chunk (power of two, 64K-64M)
   bool uring = true;                      // false: synchronous submission only
+  bool write_behind = false;              // opt-in asynchronous direct writes (write_behind.h)
+  uint64_t write_behind_limit = 64 << 20; // staging memory per process for write-behind
 };
 
 EngineSettings engine_settings();

@@ -118,6 +118,12 @@ struct hio_stats {
 	/* Rules HIO_STATS_RULES_V1 and later (HIO_RULE_CONTENDED, ...). */
 	uint64_t rule_requests_ext[HIO_STATS_RULES_EXT];
 	uint64_t rule_bytes_ext[HIO_STATS_RULES_EXT];
+	/* Appended with write-behind. */
+	uint64_t write_behind_writes; /* direct writes that returned once staged (write-behind) */
+	uint64_t write_behind_bytes;
+	uint64_t write_behind_stalls; /* writes that waited for staging memory */
+	uint64_t write_behind_waits;  /* reads, writes, fsyncs, closes that waited for queued writes */
+	uint64_t write_behind_errors; /* deferred write errors reported by fsync/close */
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */
@@ -149,6 +155,8 @@ struct hio_engine_config {
 	uint32_t queue_depth;        /* chunks of one request in flight together (1-256) */
 	uint64_t chunk_size;         /* bytes per chunk (power of two, 64 KiB - 64 MiB) */
 	int uring;                   /* 1: io_uring where available; 0: synchronous submission */
+	int write_behind;            /* 1: direct writes return once staged (docs/architecture.md) */
+	uint64_t write_behind_limit; /* staging memory for write-behind, per process (>= 1 MiB) */
 };
 
 /* The engine settings in effect (after environment and config file). */
