@@ -280,6 +280,15 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
   struct stat before {};
   const bool write = op == HIO_OP_WRITE;
   if (write && fstat(fd, &before) != 0) before.st_size = -1;
+  // A direct write past EOF is an "extending" write: ext4 (and others) run
+  // it under the exclusive inode lock and complete it synchronously, so its
+  // chunks would go one at a time.  Allocating the range first
+  // (fallocate mode 0: blocks as unwritten extents, the size only ever
+  // grows, to no more than this request's end) turns every chunk into an
+  // overwrite within the size, which runs in parallel.
+  bool preallocated = false;
+  if (write && before.st_size >= 0 && offset + len > static_cast<uint64_t>(before.st_size))
+    preallocated = fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0;
 
   auto chunk_len = [&](uint64_t k) { return std::min(chunk, len - k * chunk); };
   std::vector<int> free_slots;
@@ -380,13 +389,14 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
   // the file past the prefix.  Give the file the size a synchronous write
   // reporting this prefix would have left - only if nobody else grew it
   // further meanwhile (then the size is theirs to keep).
-  if (write && out.done < len && submitted_end > out.done && before.st_size >= 0) {
+  const uint64_t reach = preallocated ? len : submitted_end;  // how far this call may have grown the file
+  if (write && out.done < len && reach > out.done && before.st_size >= 0) {
     struct stat after {};
     // Nothing reported written: the size stays; else at least the end of the prefix.
     const uint64_t keep = std::max<uint64_t>(static_cast<uint64_t>(before.st_size),
                                              out.done ? offset + out.done : 0);
     if (fstat(fd, &after) == 0 && static_cast<uint64_t>(after.st_size) > keep &&
-        static_cast<uint64_t>(after.st_size) <= offset + submitted_end) {
+        static_cast<uint64_t>(after.st_size) <= offset + reach) {
       if (ftruncate(fd, static_cast<off_t>(keep)) == 0) stats.add(stats.uring_trimmed);
     }
   }
