@@ -19,22 +19,23 @@ ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(st
   size_t nodes    = storage.platform().clients.size();
   for (size_t n = 0; n < nodes; n++) {
     int node = static_cast<int>(n);
-    auto wb  = [this, node](const std::vector<PageCache::Block*>& blocks) {
+    int gpu_nodes = storage.platform().client_nodes[n];
+    auto wb  = [this, node, gpu_nodes](const std::vector<PageCache::Block*>& blocks) {
       // Writeback requests of writeback-request bytes, writeback-inflight of them at a time:
       // their fixed cost is paid once per in-flight window, the data moves in one flow per block.
       double bytes = 0;
       for (auto* b : blocks)
-        bytes += b->bytes;
+        bytes += b->bytes; // blocks hold the bytes of every file of their group
       double reqs = std::ceil(bytes / p_.client.writeback_req);
-      double lat  = reqs * p_.client.direct_write_lat / p_.client.writeback_inflight;
+      double lat  = reqs * p_.client.direct_write_lat / (p_.client.writeback_inflight * gpu_nodes);
       if (lat > 0)
         sg4::this_actor::sleep_for(lat);
       std::vector<sg4::ActivityPtr> acts;
       for (auto* b : blocks)
-        storage_.start_transfer(node, b->file, b->offset, b->bytes, true, 0, acts);
+        storage_.start_transfer(node, b->file, b->offset, b->bytes / storage_.group_size(b->file), true, 0, acts);
       wait_all(acts);
     };
-    caches_.push_back(std::make_unique<PageCache>(p.cache, capacity, eager_, wb));
+    caches_.push_back(std::make_unique<PageCache>(p.cache, capacity * gpu_nodes, eager_, wb));
   }
 }
 
@@ -53,6 +54,14 @@ void ClientModel::drop_caches()
     c->drop_clean();
 }
 
+double ClientModel::chunk_for(double bytes) const
+{
+  // At scale (grouped hosts) a thread takes at most max_steps steps: fewer, larger chunks.
+  if (max_steps_ > 0)
+    return std::max(p_.sim.chunk_bytes, bytes / max_steps_);
+  return p_.sim.chunk_bytes;
+}
+
 void ClientModel::copy(double bytes, double bw)
 {
   if (bytes <= 0)
@@ -62,28 +71,31 @@ void ClientModel::copy(double bytes, double bw)
 
 void ClientModel::direct_io(int node, int file, double offset, double bytes, double req, bool write, int depth)
 {
+  // `bytes` per thread; the threads issue their requests in parallel.
+  double threads = storage_.group_size(file);
   double reqs = std::ceil(bytes / req - 1e-9);
   double lat  = reqs * (write ? p_.client.direct_write_lat : p_.client.direct_read_lat) / depth;
   if (lat > 0)
     sg4::this_actor::sleep_for(lat);
   // The thread's request pipeline bounds the stream: an Exec of the same bytes, capped at the
   // stream bandwidth, runs alongside the transfer, and the slower of the two sets the time.
-  double stream = (write ? p_.client.direct_write_stream_bw : p_.client.direct_read_stream_bw) * depth;
+  double stream = (write ? p_.client.direct_write_stream_bw : p_.client.direct_read_stream_bw) * depth * threads;
   std::vector<sg4::ActivityPtr> acts;
   storage_.start_transfer(node, file, offset, bytes, write, 0, acts);
-  acts.push_back(sg4::this_actor::exec_init(bytes)->set_bound(stream)->start());
+  acts.push_back(sg4::this_actor::exec_init(bytes * threads)->set_bound(stream)->start());
   wait_all(acts);
 }
 
 ThreadStats ClientModel::write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
 {
   ThreadStats st;
-  PageCache& pc = *caches_[node];
-  double offset = 0;
-  double done   = 0;
+  PageCache& pc  = *caches_[node];
+  double threads = storage_.group_size(file);
+  double offset  = 0;
+  double done    = 0;
   bool buffered_any = false;
   while (done < bytes) {
-    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    double chunk = std::min(chunk_for(bytes), bytes - done);
     for (const auto& rc : mix) {
       double part = chunk * rc.fraction;
       if (part <= 0)
@@ -92,14 +104,14 @@ ThreadStats ClientModel::write_file(int node, int file, double bytes, const std:
       Path path   = choose_path(pol, Op::Write, rc.size, false, p_.policy);
       if (path == Path::Direct) {
         direct_io(node, file, offset, part, rc.size, true, 1);
-        st.bytes_direct += part;
+        st.bytes_direct += part * threads;
       } else {
-        pc.reserve_dirty(part);
+        pc.reserve_dirty(part * threads);
         if (p_.client.buffered_write_cost > 0)
           sg4::this_actor::sleep_for(reqs * p_.client.buffered_write_cost);
-        copy(part, p_.client.copy_bw_write);
-        pc.add_dirty(file, offset, part, path == Path::Dontcache);
-        st.bytes_buffered += part;
+        copy(part * threads, p_.client.copy_bw_write * threads);
+        pc.add_dirty(file, offset, part * threads, path == Path::Dontcache);
+        st.bytes_buffered += part * threads;
         buffered_any = true;
       }
       offset += part;
@@ -114,11 +126,12 @@ ThreadStats ClientModel::write_file(int node, int file, double bytes, const std:
 ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
 {
   ThreadStats st;
-  PageCache& pc = *caches_[node];
-  double offset = 0;
-  double done   = 0;
+  PageCache& pc  = *caches_[node];
+  double threads = storage_.group_size(file);
+  double offset  = 0;
+  double done    = 0;
   while (done < bytes) {
-    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    double chunk = std::min(chunk_for(bytes), bytes - done);
     for (const auto& rc : mix) {
       double part = chunk * rc.fraction;
       if (part <= 0)
@@ -128,23 +141,24 @@ ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::
       Path path   = choose_path(pol, Op::Read, rc.size, cached, p_.policy);
       if (path == Path::Direct) {
         direct_io(node, file, offset, part, rc.size, false, 1);
-        st.bytes_direct += part;
+        st.bytes_direct += part * threads;
       } else {
         if (p_.client.buffered_read_cost > 0)
           sg4::this_actor::sleep_for(reqs * p_.client.buffered_read_cost);
         if (cached) {
-          copy(part, p_.client.copy_bw_read);
-          st.bytes_cache_hit += part;
+          copy(part * threads, p_.client.copy_bw_read * threads);
+          st.bytes_cache_hit += part * threads;
         } else {
           // Readahead overlaps the fetch from storage with the copy to the user buffer.
           std::vector<sg4::ActivityPtr> acts;
           storage_.start_transfer(node, file, offset, part, false, 0, acts);
-          acts.push_back(sg4::this_actor::exec_init(part)->set_bound(p_.client.copy_bw_read)->start());
+          acts.push_back(
+              sg4::this_actor::exec_init(part * threads)->set_bound(p_.client.copy_bw_read * threads)->start());
           wait_all(acts);
           if (path == Path::Buffered)
-            pc.add_clean(file, offset, part);
+            pc.add_clean(file, offset, part * threads);
         }
-        st.bytes_buffered += part;
+        st.bytes_buffered += part * threads;
       }
       offset += part;
     }
@@ -162,7 +176,7 @@ void ClientModel::async_persist(int node, int file, double bytes)
 {
   double done = 0;
   while (done < bytes) {
-    double chunk = std::min(p_.sim.chunk_bytes, bytes - done);
+    double chunk = std::min(chunk_for(bytes), bytes - done);
     direct_io(node, file, done, chunk, p_.policy.async_request, true, p_.policy.async_depth);
     done += chunk;
   }

@@ -4,6 +4,9 @@
  * and move data straight to storage, no faster than one thread's direct stream; dontcache copies, then writes back and drops at once.
  * A thread's file is processed in chunks of sim/chunk-bytes: a chunk of n requests costs n
  * per-request costs plus one transfer, so activities stay few whatever the request size.
+ * The threads of one host (its writers, one file each, equal shards) run in lockstep as one
+ * actor over a file group: copies and direct streams are bounded by per-thread bandwidth times
+ * the thread count, per-request costs are paid once (the threads pay them in parallel).
  * One ClientModel per simulation; its methods run inside actors on the client's host. */
 #pragma once
 #include "page_cache.hpp"
@@ -31,25 +34,30 @@ public:
   /* Cold caches: drops every clean block on every node. */
   void drop_caches();
 
-  /* One thread writes `bytes` of a new file from `node` with the request mix, then fsyncs. */
-  ThreadStats write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol);
-  /* One thread reads the file back. */
-  ThreadStats read_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol);
-  /* Async checkpoint: phase 1 copies the GPU shard to pinned host memory (blocks training). */
+  /* The threads of `node` each write `bytes` of their file of `group` with the request mix,
+   * then fsync. Stats count the bytes of all threads. */
+  ThreadStats write_file(int node, int group, double bytes, const std::vector<RequestClass>& mix, Policy pol);
+  /* The threads read their files back. */
+  ThreadStats read_file(int node, int group, double bytes, const std::vector<RequestClass>& mix, Policy pol);
+  /* Async checkpoint: phase 1 copies each GPU's shard to pinned host memory (blocks training). */
   void async_snapshot(double bytes);
-  /* Async checkpoint: phase 2 persists the pinned copy with direct I/O, several requests in flight. */
-  void async_persist(int node, int file, double bytes);
+  /* Async checkpoint: phase 2 persists the pinned copies with direct I/O, several requests in flight. */
+  void async_persist(int node, int group, double bytes);
 
   PageCache& cache(int node) { return *caches_.at(node); }
+  /* Caps the simulated steps per thread and file (0: chunks of sim/chunk-bytes). */
+  void set_max_steps(int steps) { max_steps_ = steps; }
   bool eager() const { return eager_; }
 
 private:
+  double chunk_for(double bytes) const;
   void copy(double bytes, double bw);
-  void direct_io(int node, int file, double offset, double bytes, double req, bool write, int depth);
+  void direct_io(int node, int group, double offset, double bytes, double req, bool write, int depth);
 
   const Params& p_;
   Storage& storage_;
   bool eager_;
+  int max_steps_ = 0;
   std::vector<std::unique_ptr<PageCache>> caches_;
 };
 

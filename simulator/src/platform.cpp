@@ -13,9 +13,17 @@ namespace sg4 = simgrid::s4u;
 namespace hiosim {
 namespace {
 
+int g_group = 1; // nodes per client host, and how many clients there are in total
+int g_nodes = 1;
+
+int nodes_of(int host)
+{
+  return std::min(g_group, g_nodes - host * g_group);
+}
+
 sg4::Host* make_client(sg4::NetZone* zone, const Params& p, int i)
 {
-  return zone->create_host("node-" + std::to_string(i), p.cluster.mem_bw)->seal();
+  return zone->create_host("node-" + std::to_string(i), p.cluster.mem_bw * nodes_of(i))->seal();
 }
 
 sg4::Host* make_oss(sg4::NetZone* zone, int i)
@@ -43,7 +51,7 @@ void build_star(Platform& pf, const Params& p, int nodes)
   double node_bw = p.cluster.nics_per_node * p.cluster.nic_bw; // NICs bonded: one fluid link
   for (int i = 0; i < nodes; i++) {
     auto* h = make_client(zone, p, i);
-    auto* nic = zone->create_split_duplex_link(h->get_name() + "-nic", node_bw)->set_latency(p.cluster.link_latency)->seal();
+    auto* nic = zone->create_split_duplex_link(h->get_name() + "-nic", node_bw * nodes_of(i))->set_latency(p.cluster.link_latency)->seal();
     std::vector<sg4::LinkInRoute> route{{nic, sg4::LinkInRoute::Direction::UP}};
     if (core)
       route.emplace_back(core);
@@ -85,7 +93,7 @@ void build_fat_tree(Platform& pf, const Params& p, int nodes)
     // Called for switches too (coord = {level, index}): only leaves (level 0) have a NIC.
     if (not coord.empty() && coord[0] != 0)
       return zone->create_link("sw-limiter-" + std::to_string(coord[0]) + "-" + std::to_string(id), 1e13)->seal();
-    double bw = id < static_cast<unsigned long>(nodes) ? node_bw : (id < leaves_needed ? p.fs.oss_nic_bw : 1e12);
+    double bw = id < static_cast<unsigned long>(nodes) ? node_bw * nodes_of(static_cast<int>(id)) : (id < leaves_needed ? p.fs.oss_nic_bw : 1e12);
     return zone->create_link("limiter-" + std::to_string(id), bw)->seal();
   };
   auto* zone = sg4::create_fatTree_zone("cluster", nullptr, ft, {netpoint, {}, limiter}, p.cluster.switch_link_bw,
@@ -113,9 +121,12 @@ void build_local(Platform& pf, const Params& p, int nodes)
 
 } // namespace
 
-Platform build_platform(const Params& p, int nodes)
+Platform build_platform(const Params& p, int gpu_nodes, int group)
 {
   Platform pf;
+  g_group   = std::max(1, group);
+  g_nodes   = gpu_nodes;
+  int nodes = (gpu_nodes + g_group - 1) / g_group; // client hosts
   if (p.fs.kind == "local") {
     build_local(pf, p, nodes);
   } else {
@@ -125,6 +136,8 @@ Platform build_platform(const Params& p, int nodes)
       build_star(pf, p, nodes);
     add_osts(pf, p);
   }
+  for (int i = 0; i < nodes; i++)
+    pf.client_nodes.push_back(nodes_of(i));
   for (auto* d : pf.osts) {
     pf.peak_write_bw += d->get_write_bandwidth();
     pf.peak_read_bw += d->get_read_bandwidth();

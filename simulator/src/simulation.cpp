@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -23,62 +24,82 @@ struct Phase {
   double end   = 0;
 };
 
-// Runs `body(i)` in one actor per writer and waits for all of them.
+// The writers of one simulated host: they run in lockstep over one file group.
+struct HostWriters {
+  int host;
+  int threads;
+  double bytes; // per thread
+  int group = -1;
+};
+
+std::vector<HostWriters> group_writers(const CheckpointPlan& plan, int node_group)
+{
+  std::vector<HostWriters> out;
+  for (const auto& w : plan.writers) {
+    int host = w.node / node_group;
+    if (out.empty() || out.back().host != host)
+      out.push_back({host, 0, w.bytes});
+    out.back().threads++;
+  }
+  return out;
+}
+
+// Runs `body(i)` in one actor per host with writers and waits for all of them.
 template <class F>
-void run_threads(const Platform& pf, const std::vector<Writer>& writers, const char* what, F body)
+void run_threads(const Platform& pf, const std::vector<HostWriters>& hosts, const char* what, F body)
 {
   std::vector<sg4::ActorPtr> actors;
-  actors.reserve(writers.size());
-  for (size_t i = 0; i < writers.size(); i++)
-    actors.push_back(sg4::Actor::create(std::string(what) + "-" + std::to_string(writers[i].rank),
-                                        pf.clients[writers[i].node], [&body, i] { body(i); }));
+  actors.reserve(hosts.size());
+  for (size_t i = 0; i < hosts.size(); i++)
+    actors.push_back(sg4::Actor::create(std::string(what) + "-" + std::to_string(hosts[i].host),
+                                        pf.clients[hosts[i].host], [&body, i] { body(i); }));
   for (auto& a : actors)
     a->join();
 }
 
 void checkpoint_policies(const Params& p, const Platform& pf, Storage& st, ClientModel& cm, RunResult& rr,
-                         Progress& prog)
+                         Progress& prog, int node_group)
 {
   const auto& plan = rr.plan;
+  auto hosts = group_writers(plan, node_group);
   cm.start_flushers();
   for (const auto& name : p.policy.policies) {
     Policy pol = parse_policy(name);
     PolicyResult res;
     res.policy = name;
-    std::vector<int> files(plan.writers.size());
-    for (size_t i = 0; i < plan.writers.size(); i++)
-      files[i] = st.create_file(plan.writers[i].node);
+    for (auto& h : hosts)
+      h.group = st.create_group(h.host, h.threads);
     double t0 = sg4::Engine::get_clock();
     double direct = 0, total = 0;
     prog.phase(name + " write", plan.bytes);
     if (pol == Policy::Async) {
-      run_threads(pf, plan.writers, "snapshot", [&](size_t i) { cm.async_snapshot(plan.writers[i].bytes); });
+      run_threads(pf, hosts, "snapshot", [&](size_t i) { cm.async_snapshot(hosts[i].bytes); });
       res.write_s = sg4::Engine::get_clock() - t0;
-      run_threads(pf, plan.writers, "persist", [&](size_t i) {
-        cm.async_persist(plan.writers[i].node, files[i], plan.writers[i].bytes);
-        prog.add(plan.writers[i].bytes);
+      run_threads(pf, hosts, "persist", [&](size_t i) {
+        cm.async_persist(hosts[i].host, hosts[i].group, hosts[i].bytes);
+        prog.add(hosts[i].bytes * hosts[i].threads);
       });
       res.durable_s = sg4::Engine::get_clock() - t0;
       direct = total = plan.bytes;
     } else {
-      run_threads(pf, plan.writers, "writer", [&](size_t i) {
-        auto s = cm.write_file(plan.writers[i].node, files[i], plan.writers[i].bytes, plan.requests, pol);
+      run_threads(pf, hosts, "writer", [&](size_t i) {
+        auto s = cm.write_file(hosts[i].host, hosts[i].group, hosts[i].bytes, plan.requests, pol);
         direct += s.bytes_direct;
         total += s.bytes_direct + s.bytes_buffered;
-        prog.add(plan.writers[i].bytes);
+        prog.add(hosts[i].bytes * hosts[i].threads);
       });
       res.write_s = res.durable_s = sg4::Engine::get_clock() - t0;
     }
     res.direct_share = total > 0 ? direct / total : 0;
-    for (int n = 0; n < rr.nodes; n++)
-      res.throttled_bytes += cm.cache(n).throttled_bytes();
+    for (size_t n = 0; n < pf.clients.size(); n++)
+      res.throttled_bytes += cm.cache(static_cast<int>(n)).throttled_bytes();
     if (p.workload.cold_restore)
       cm.drop_caches();
     prog.phase(name + " restore", plan.bytes);
     double t1 = sg4::Engine::get_clock();
-    run_threads(pf, plan.writers, "reader", [&](size_t i) {
-      cm.read_file(plan.writers[i].node, files[i], plan.writers[i].bytes, plan.requests, pol);
-      prog.add(plan.writers[i].bytes);
+    run_threads(pf, hosts, "reader", [&](size_t i) {
+      cm.read_file(hosts[i].host, hosts[i].group, hosts[i].bytes, plan.requests, pol);
+      prog.add(hosts[i].bytes * hosts[i].threads);
     });
     res.restore_s = sg4::Engine::get_clock() - t1;
     cm.drop_caches(); // the next policy starts from a clean state
@@ -104,7 +125,7 @@ void bench_policies(const Params& p, const Platform& pf, Storage& st, ClientMode
       Policy pol = parse_policy(name);
       if (pol == Policy::Async)
         continue;
-      int file = st.create_file(0);
+      int file = st.create_group(0, 1);
       double t0 = sg4::Engine::get_clock();
       cm.write_file(0, file, w.bench_bytes, mix, pol);
       double tw = sg4::Engine::get_clock() - t0;
@@ -141,17 +162,23 @@ RunResult run_simulation(const Params& p)
     res.restore_s = p.training.restore_cost;
     rr.policies.push_back(res);
   } else {
-    Platform pf = build_platform(p, rr.nodes);
+    // Auto grouping keeps at most 64 simulated client hosts: the solver's cost grows with the
+    // number of concurrent flows, and identical nodes behave alike.
+    int group = p.sim.node_group > 0 ? p.sim.node_group : std::max(1, (rr.nodes + 63) / 64);
+    rr.node_group = group;
+    Platform pf = build_platform(p, rr.nodes, group);
     rr.peak_write = pf.peak_write_bw;
     rr.peak_read  = pf.peak_read_bw;
     Storage st(p, pf);
     ClientModel cm(p, st);
+    if (group > 1)
+      cm.set_max_steps(p.sim.max_steps);
     Progress prog(p.sim.progress);
     sg4::Actor::create("controller", pf.clients[0], [&] {
       if (bench)
         bench_policies(p, pf, st, cm, rr);
       else
-        checkpoint_policies(p, pf, st, cm, rr, prog);
+        checkpoint_policies(p, pf, st, cm, rr, prog, group);
     });
     sg4::Engine::get_instance()->run();
     prog.done();

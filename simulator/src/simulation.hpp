@@ -38,6 +38,7 @@ struct RunResult {
   CheckpointPlan plan;
   int nodes    = 0;
   int gpus     = 0;
+  int node_group = 1; // GPU nodes per simulated client host
   double peak_write = 0;
   double peak_read  = 0;
   double system_mtbf = 0;
