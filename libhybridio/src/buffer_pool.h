@@ -66,7 +66,7 @@ class BufferPool {
   static BufferPool& get();
 
   // `max_cached` bytes of released buffers are kept for reuse.
-  explicit BufferPool(size_t max_cached = 256u << 20);
+  explicit BufferPool(size_t max_cached = 80u << 20);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
