@@ -8,7 +8,7 @@
 // never anything else.
 //
 // Links the library's internals for the completion hook (uring_engine.h).
-// Environment: HYBRIDIO_INTEGRITY_OPS (default 3000), HYBRIDIO_INTEGRITY_SEED.
+// Environment: HYBRIDIO_INTEGRITY_OPS (default 2000), HYBRIDIO_INTEGRITY_SEED.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -79,7 +79,7 @@ std::vector<char> read_all(const std::string& path) {
 }
 
 TEST(IntegrityFaults, InjectedChunkFailuresSurfaceExactly) {
-  const uint64_t ops = env_u64("HYBRIDIO_INTEGRITY_OPS", 3000);
+  const uint64_t ops = env_u64("HYBRIDIO_INTEGRITY_OPS", 2000);
   const uint64_t seed = env_u64("HYBRIDIO_INTEGRITY_SEED", 0xfa017);
   hybridio::testing::TempDir dir;
   ASSERT_TRUE(dir.ok());

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "aligned_buffer.h"
@@ -201,6 +202,34 @@ TEST_F(Engine, SmallRequestsStayBuffered) {
   hio_stats s = stats();
   EXPECT_EQ(s.rule_requests[HIO_RULE_SMALL], 2u);
   EXPECT_EQ(s.probe_cachestat + s.probe_mincore, 0u) << "small requests must not pay for probes";
+}
+
+// The contention signal: writes made while another thread is writing the
+// same file see writers >= 2, and medium writes then go direct (rule
+// contended); alone, the same writes stay buffered.
+TEST_F(Engine, ConcurrentWritersOfOneFileAreContended) {
+  auto f = open_file("contended");
+  auto data = pattern(512 * K, 3);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  hio_stats alone = stats();
+  EXPECT_EQ(hio_stats_rule_requests(&alone, HIO_RULE_CONTENDED), 0u);
+  EXPECT_EQ(alone.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 0u);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      AlignedBuffer buf(512 * K, 4096);
+      memcpy(buf.data(), data.data(), data.size());
+      for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(f->pwrite(buf.data(), 512 * K, (t * 100 + i) * 512 * K), static_cast<ssize_t>(512 * K));
+    });
+  for (auto& th : threads) th.join();
+  hio_stats s = stats();
+  EXPECT_GT(hio_stats_rule_requests(&s, HIO_RULE_CONTENDED), 0u);
+  EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 0u);
+  ASSERT_EQ(f->close(), 0);
+  std::vector<char> disk = slurp(dir_.file("contended"));
+  ASSERT_EQ(disk.size(), 400 * 512 * K);
+  for (size_t at = 0; at < disk.size(); at += 512 * K) ASSERT_EQ(memcmp(disk.data() + at, data.data(), 512 * K), 0);
 }
 
 TEST_F(Engine, ReadWriteShareThePosition) {
