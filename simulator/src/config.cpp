@@ -218,7 +218,7 @@ const std::vector<FlagSpec>& specs()
       {"sim/chunk-bytes", "256MiB", "bytes a writer moves per simulated step (bounds activities; the model's granularity)",
        [](Params& p, const std::string& v) { p.sim.chunk_bytes = positive(parse_bytes(v), v); }},
       {"sim/node-group", "0",
-       "GPU nodes represented by one simulated host, their NICs, memory and threads summed (0: auto, so that at most 64 hosts are simulated)",
+       "GPU nodes represented by one simulated host, their NICs, memory and threads summed (0: auto: 1 up to 64 nodes, else 16 hosts)",
        [](Params& p, const std::string& v) { p.sim.node_group = to_int(v, 0); }},
       {"sim/max-steps", "8", "with grouped hosts (sim/node-group > 1): at most this many chunks per thread and file",
        [](Params& p, const std::string& v) { p.sim.max_steps = to_int(v, 1); }},

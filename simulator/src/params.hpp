@@ -97,7 +97,7 @@ struct TrainingParams {
 
 struct SimParams {
   double chunk_bytes = 268435456; // bytes a writer moves per simulated step
-  int node_group     = 0;         // GPU nodes per simulated host (0: auto, 1 up to 64 nodes)
+  int node_group     = 0;         // GPU nodes per simulated host (0: auto, 1 up to 64 nodes, then 16 hosts)
   int max_steps      = 8;         // with grouped hosts: steps per thread and file at most
   bool progress      = true;      // progress on stderr, only when it is a terminal
 };
