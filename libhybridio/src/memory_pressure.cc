@@ -50,6 +50,8 @@ uint32_t sample_now() {
     long v = strtol(small, nullptr, 10);
     if (v > 0 && v <= 100) dirty_ratio = static_cast<uint32_t>(v);
   }
+  // vm.dirty_bytes, when set, is the limit (and vm.dirty_ratio reads 0).
+  if (read_small_file("/proc/sys/vm/dirty_bytes", small, sizeof small)) m.dirty_limit_kb = strtoull(small, nullptr, 10) / 1024;
   double psi = -1;
   char pressure[512];
   if (read_small_file("/proc/pressure/memory", pressure, sizeof pressure)) {
@@ -67,7 +69,7 @@ std::atomic<uint32_t> g_pressure{0};
 uint32_t pressure_from(const MeminfoSample& m, uint32_t dirty_ratio, double psi_some10) {
   uint32_t result = 0;
   if (m.total_kb > 0) {
-    uint64_t dirty_limit = m.available_kb * dirty_ratio / 100;
+    uint64_t dirty_limit = m.dirty_limit_kb ? m.dirty_limit_kb : m.available_kb * dirty_ratio / 100;
     uint64_t in_flight = m.dirty_kb + m.writeback_kb;
     uint64_t dirty_share = dirty_limit ? in_flight * 100 / dirty_limit : 100;
     uint64_t used_share = 100 - (m.available_kb >= m.total_kb ? 100 : m.available_kb * 100 / m.total_kb);

@@ -2,7 +2,7 @@
 // how close the page cache is to hurting buffered I/O.
 //
 // It is the largest of: dirty + writeback memory as a share of the kernel's
-// dirty limit (vm.dirty_ratio of available memory), the share of memory
+// dirty limit (vm.dirty_bytes, or vm.dirty_ratio of available memory), the share of memory
 // that is not available, and the PSI "some avg10" memory stall percentage
 // where /proc/pressure/memory exists.  Sampling reads procfs, so results
 // are cached for `max_age_ms`; thread-safe.
@@ -17,6 +17,7 @@ struct MeminfoSample {
   uint64_t available_kb = 0;
   uint64_t dirty_kb = 0;
   uint64_t writeback_kb = 0;
+  uint64_t dirty_limit_kb = 0;  // vm.dirty_bytes when set (it replaces vm.dirty_ratio), else 0
 };
 
 // Computes the pressure from a sample; `dirty_ratio` in percent, psi_some10 in percent or < 0.

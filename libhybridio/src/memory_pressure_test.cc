@@ -21,6 +21,14 @@ TEST(MemoryPressure, DirtyNearTheLimitIsHigh) {
   EXPECT_EQ(pressure_from(m, 20, -1), 75u);
 }
 
+TEST(MemoryPressure, DirtyBytesReplacesTheRatio) {
+  // vm.dirty_bytes = 1 GiB on a machine whose ratio would allow 4 GiB: 512 MiB dirty is 50 %.
+  MeminfoSample m{32 << 20, 20 << 20, 512 << 10, 0, 1 << 20};
+  EXPECT_EQ(pressure_from(m, 20, -1), 50u);
+  m.dirty_limit_kb = 0;  // the ratio: 20 % of 20 GiB = 4 GiB, 512 MiB dirty is 12 %
+  EXPECT_EQ(pressure_from(m, 20, -1), 38u);  // (the share of memory not available wins)
+}
+
 TEST(MemoryPressure, LowAvailableMemoryIsHigh) {
   MeminfoSample m{16u << 20, 1u << 20, 0, 0};
   EXPECT_GE(pressure_from(m, 20, -1), 93u);
