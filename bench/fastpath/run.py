@@ -14,6 +14,8 @@ medians reported.  Phases:
             what the writing left in memory
   cached    the file read again while fully cached: buffered vs hybrid
   rand4k    4 KiB random pwrite then pread on a cached 1 GiB file
+  contend   4 threads writing one file in 512 KiB requests (disjoint stripes), fsync included:
+            the contention signal (rule `contended`)
   cpu       CPU seconds per GB written (process user+sys, incl. io_uring workers)
 
 Usage (root, for drop_caches):
@@ -98,6 +100,27 @@ def worker(a):
             total += n
         lib.hio_close(f)
         out = {"seconds": time.monotonic() - t0, "cpu": cpu_now() - c0, "bytes": total}
+    elif a.phase == "contend":
+        import threading
+        rc = lib.hio_open(a.file.encode(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, ctypes.byref(f))
+        assert rc == 0, rc
+        req, nthreads = 512 << 10, 4
+        bufs = [mmap.mmap(-1, req) for _ in range(nthreads)]
+        for b in bufs:
+            b.write(b"\x5a" * req)
+        def run(t):
+            baddr = ctypes.addressof(ctypes.c_char.from_buffer(bufs[t]))
+            for off in range(t * req, size, nthreads * req):  # ctypes drops the GIL during the call
+                assert lib.hio_pwrite(f, baddr, req, off) == req
+        t0, c0 = time.monotonic(), cpu_now()
+        threads = [threading.Thread(target=run, args=(t,)) for t in range(nthreads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert lib.hio_fsync(f) == 0
+        assert lib.hio_close(f) == 0
+        out = {"seconds": time.monotonic() - t0, "cpu": cpu_now() - c0, "bytes": size}
     elif a.phase == "rand4k":
         rc = lib.hio_open(a.file.encode(), os.O_RDWR, 0, ctypes.byref(f))
         assert rc == 0, rc
@@ -199,6 +222,10 @@ def main():
                 r = run_fio(a, "read", shared, a.size) if v == "fio" else run_worker(a, v, "restore", shared, a.size)
                 results.setdefault(("cold", v), []).append(r)
                 print(f"rep {rep} {v:12s} cold    {a.size / r['seconds'] / 1e9:6.2f} GB/s  cpu {r['cpu'] / (a.size / 1e9):.3f} s/GB", flush=True)
+            if "contend" in phases and v != "fio":
+                r = run_worker(a, v, "contend", big, a.size)
+                results.setdefault(("contend", v), []).append(r)
+                print(f"rep {rep} {v:12s} contend {a.size / r['seconds'] / 1e9:6.2f} GB/s  cpu {r['cpu'] / (a.size / 1e9):.3f} s/GB", flush=True)
             if "rand4k" in phases and v != "fio":
                 if not os.path.exists(small):
                     subprocess.run(["fio", "--name=prep", f"--filename={small}", "--size=1G", "--bs=1M", "--rw=write",
