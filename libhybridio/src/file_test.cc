@@ -232,6 +232,36 @@ TEST_F(Engine, ConcurrentWritersOfOneFileAreContended) {
   for (size_t at = 0; at < disk.size(); at += 512 * K) ASSERT_EQ(memcmp(disk.data() + at, data.data(), 512 * K), 0);
 }
 
+// RWF_DONTCACHE refused (tmpfs has no uncached buffered I/O): detected on
+// the first request, counted once, plain buffered from then on, same bytes.
+TEST_F(Engine, DontcacheRefusedFallsBackCleanly) {
+  struct stat st;
+  if (stat("/dev/shm", &st) != 0) GTEST_SKIP() << "no /dev/shm";
+  char path[] = "/dev/shm/hio-dontcache-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  set_mode(HIO_MODE_DONTCACHE);
+  File* raw = nullptr;
+  ASSERT_EQ(File::adopt(fd, true, &raw), 0);
+  std::unique_ptr<File> f(raw);
+  auto data = pattern(1 * M, 4);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(f->pwrite(data.data(), data.size(), static_cast<uint64_t>(i) * M), static_cast<ssize_t>(M));
+  std::vector<char> back(M);
+  ASSERT_EQ(f->pread(back.data(), M, 2 * M), static_cast<ssize_t>(M));
+  EXPECT_EQ(back, data);
+  hio_stats s = stats();
+  if (s.bytes[HIO_OP_WRITE][HIO_PATH_DONTCACHE] == 3 * M) {
+    unlink(path);
+    GTEST_SKIP() << "this kernel's tmpfs supports RWF_DONTCACHE: nothing to fall back from";
+  }
+  EXPECT_EQ(s.dontcache_refused, 1u) << "refused once, then not tried again";
+  EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED], 3 * M);
+  EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_BUFFERED], M);
+  ASSERT_EQ(f->close(), 0);
+  unlink(path);
+}
+
 TEST_F(Engine, ReadWriteShareThePosition) {
   auto f = open_file("i");
   auto data = pattern(3 * M, 7);
