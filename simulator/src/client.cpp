@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(hio_client, "hybridio-sim client I/O paths");
 
@@ -30,9 +31,18 @@ ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(st
       double lat  = reqs * p_.client.direct_write_lat / (p_.client.writeback_inflight * gpu_nodes);
       if (lat > 0)
         sg4::this_actor::sleep_for(lat);
+      // One transfer per file group, not per block: activities stay bounded by the OSTs.
+      std::map<int, std::pair<double, double>> per_group; // group -> (first offset, bytes)
+      for (auto* b : blocks) {
+        auto it = per_group.find(b->file);
+        if (it == per_group.end())
+          per_group[b->file] = {b->offset, b->bytes};
+        else
+          it->second.second += b->bytes;
+      }
       std::vector<sg4::ActivityPtr> acts;
-      for (auto* b : blocks)
-        storage_.start_transfer(node, b->file, b->offset, b->bytes / storage_.group_size(b->file), true, 0, acts);
+      for (const auto& [g, ob] : per_group)
+        storage_.start_transfer(node, g, ob.first, ob.second / storage_.group_size(g), true, 0, acts);
       wait_all(acts);
     };
     caches_.push_back(std::make_unique<PageCache>(p.cache, capacity * gpu_nodes, eager_, wb));
