@@ -107,23 +107,7 @@ HIO_EXPORT int open(const char* path, int flags, ...) {
   return after_open(real_open(path, flags, mode));
 }
 
-HIO_EXPORT int open64(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  int mode = mode_arg(flags, ap);
-  va_end(ap);
-  return after_open(real_open(path, flags, mode));
-}
-
 HIO_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  int mode = mode_arg(flags, ap);
-  va_end(ap);
-  return after_open(real_openat(dirfd, path, flags, mode));
-}
-
-HIO_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
   va_list ap;
   va_start(ap, flags);
   int mode = mode_arg(flags, ap);
@@ -133,18 +117,11 @@ HIO_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
 
 // _FORTIFY_SOURCE variants: no mode argument (O_CREAT without one is caught at compile time).
 HIO_EXPORT int __open_2(const char* path, int flags) { return after_open(real_open(path, flags, 0)); }
-HIO_EXPORT int __open64_2(const char* path, int flags) { return after_open(real_open(path, flags, 0)); }
 HIO_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
-  return after_open(real_openat(dirfd, path, flags, 0));
-}
-HIO_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
   return after_open(real_openat(dirfd, path, flags, 0));
 }
 
 HIO_EXPORT int creat(const char* path, mode_t mode) {
-  return after_open(real_open(path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode)));
-}
-HIO_EXPORT int creat64(const char* path, mode_t mode) {
   return after_open(real_open(path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode)));
 }
 
@@ -178,8 +155,6 @@ HIO_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
   return real_pwrite(fd, buf, n, off);
 }
 
-HIO_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
-HIO_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) { return pwrite(fd, buf, n, off); }
 
 HIO_EXPORT ssize_t readv(int fd, const iovec* iov, int count) {
   ssize_t r;
@@ -205,10 +180,6 @@ HIO_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t off) {
   return real().pwritev(fd, iov, count, off);
 }
 
-HIO_EXPORT ssize_t preadv64(int fd, const iovec* iov, int count, off_t off) { return preadv(fd, iov, count, off); }
-HIO_EXPORT ssize_t pwritev64(int fd, const iovec* iov, int count, off_t off) {
-  return pwritev(fd, iov, count, off);
-}
 
 // With RWF_* flags the caller asked for specific semantics: passed through.
 HIO_EXPORT ssize_t preadv2(int fd, const iovec* iov, int count, off_t off, int flags) {
@@ -223,12 +194,6 @@ HIO_EXPORT ssize_t pwritev2(int fd, const iovec* iov, int count, off_t off, int 
   return real().pwritev2(fd, iov, count, off, flags);
 }
 
-HIO_EXPORT ssize_t preadv64v2(int fd, const iovec* iov, int count, off_t off, int flags) {
-  return preadv2(fd, iov, count, off, flags);
-}
-HIO_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t off, int flags) {
-  return pwritev2(fd, iov, count, off, flags);
-}
 
 // _FORTIFY_SOURCE checked reads.
 extern "C" void __chk_fail(void) __attribute__((noreturn));
@@ -237,10 +202,6 @@ HIO_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
   return read(fd, buf, n);
 }
 HIO_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
-  if (n > buflen) __chk_fail();
-  return pread(fd, buf, n, off);
-}
-HIO_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
   if (n > buflen) __chk_fail();
   return pread(fd, buf, n, off);
 }
@@ -309,17 +270,6 @@ HIO_EXPORT int dup3(int fd, int target, int flags) {
   return after_open(real().dup3(fd, target, flags));
 }
 
-namespace {
-int fcntl_impl(int fd, int cmd, void* arg) {
-  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-    return after_open(real().fcntl(fd, cmd, static_cast<int>(reinterpret_cast<intptr_t>(arg))));
-  int r = real().fcntl(fd, cmd, arg);
-  // New status flags (O_APPEND, O_DIRECT, ...) on this open file: look at it afresh.
-  if (cmd == F_SETFL && r == 0) shim::on_replaced(fd);
-  return r;
-}
-}  // namespace
-
 // The third argument is an int or a pointer depending on cmd; both travel
 // in one register, so it is forwarded as a pointer-sized value.
 HIO_EXPORT int fcntl(int fd, int cmd, ...) {
@@ -327,15 +277,12 @@ HIO_EXPORT int fcntl(int fd, int cmd, ...) {
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  return fcntl_impl(fd, cmd, arg);
-}
-
-HIO_EXPORT int fcntl64(int fd, int cmd, ...) {
-  va_list ap;
-  va_start(ap, cmd);
-  void* arg = va_arg(ap, void*);
-  va_end(ap);
-  return fcntl_impl(fd, cmd, arg);
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+    return after_open(real().fcntl(fd, cmd, static_cast<int>(reinterpret_cast<intptr_t>(arg))));
+  int r = real().fcntl(fd, cmd, arg);
+  // New status flags (O_APPEND, O_DIRECT, ...) on this open file: look at it afresh.
+  if (cmd == F_SETFL && r == 0) shim::on_replaced(fd);
+  return r;
 }
 
 HIO_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
@@ -350,9 +297,6 @@ HIO_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t
   return real().mmap(addr, len, prot, flags, fd, off);
 }
 
-HIO_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return mmap(addr, len, prot, flags, fd, off);
-}
 
 // ---- exit without atexit handlers ---------------------------------------
 
@@ -363,6 +307,27 @@ HIO_EXPORT void _exit(int status) {
 }
 
 HIO_EXPORT void _Exit(int status) { _exit(status); }
+
+// ---- the 64-bit names ----------------------------------------------------
+// On LP64 glibc, off_t is 64 bits and the *64 functions are the same
+// functions under a second name: so are ours.
+
+#define HIO_ALIAS(name, target) HIO_EXPORT __typeof__(target) name __attribute__((alias(#target)))
+HIO_ALIAS(open64, open);
+HIO_ALIAS(openat64, openat);
+HIO_ALIAS(__open64_2, __open_2);
+HIO_ALIAS(__openat64_2, __openat_2);
+HIO_ALIAS(creat64, creat);
+HIO_ALIAS(pread64, pread);
+HIO_ALIAS(pwrite64, pwrite);
+HIO_ALIAS(preadv64, preadv);
+HIO_ALIAS(pwritev64, pwritev);
+HIO_ALIAS(preadv64v2, preadv2);
+HIO_ALIAS(pwritev64v2, pwritev2);
+HIO_ALIAS(__pread64_chk, __pread_chk);
+HIO_ALIAS(fcntl64, fcntl);
+HIO_ALIAS(mmap64, mmap);
+static_assert(sizeof(off_t) == 8, "the *64 aliases assume a 64-bit off_t");
 
 // ---- start-up ----------------------------------------------------------
 
