@@ -11,7 +11,7 @@ packages=(
   # tests and micro-benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # the simulator and its plots
-  libsimgrid-dev python3 python3-matplotlib
+  libsimgrid-dev python3 python3-matplotlib parallel
   # real programs the tests and comparisons drive
   fio python3-numpy python3-torch sqlite3 tar
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)

@@ -22,6 +22,15 @@ void release_tracked(Tracked* t) {
 
 TrackedRef::~TrackedRef() { release_tracked(t_); }
 
+FdTable::~FdTable() {
+  for (auto& c : chunks_) {
+    Slot* chunk = c.exchange(nullptr);
+    if (!chunk) continue;
+    for (int i = 0; i < kChunk; ++i) release_tracked(chunk[i].tracked);
+    delete[] chunk;
+  }
+}
+
 FdTable::Slot* FdTable::slot(int fd, bool create) const {
   if (fd < 0 || fd >= kMaxFd) return nullptr;
   std::atomic<Slot*>& c = chunks_[fd / kChunk];

@@ -52,6 +52,13 @@ class FdTable {
  public:
   static constexpr int kMaxFd = 1 << 20;
 
+  FdTable() = default;
+  // Frees every chunk and drops the table's references (the process-wide
+  // table is never destroyed; tables in tests are).
+  ~FdTable();
+  FdTable(const FdTable&) = delete;
+  FdTable& operator=(const FdTable&) = delete;
+
   // The slot's state; kUnknown for descriptors out of range.
   SlotState state(int fd) const;
   // A reference to the tracked file, or an empty ref.
