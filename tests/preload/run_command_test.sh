@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `hybridio run`: the program's exit status and fatal signal come back
+# unchanged, the combined stats prove the shim was there, bad usage is refused.
+set -u
+. "$(dirname "$0")/lib.sh"
+HIO="$BUILD/bin/hybridio"
+
+check "exit status is forwarded" sh -c "'$HIO' run --quiet -- sh -c 'exit 7'; [ \$? -eq 7 ]"
+check "a fatal signal is forwarded" sh -c "'$HIO' run --quiet -- sh -c 'kill -TERM \$\$'; [ \$? -eq 143 ]"
+check "a missing program is status 127" sh -c "'$HIO' run --quiet -- /nonexistent/prog 2>/dev/null; [ \$? -eq 127 ]"
+check "dd under hybridio run" "$HIO" run --quiet --stats "$WORK/run.json" -- \
+  dd if=/dev/zero of="$WORK/dd.bin" bs=4M count=16 conv=fsync status=none
+check "combined stats show the direct writes" "$PY" -c "
+import json, sys
+s = json.load(open('$WORK/run.json'))
+assert s['schema'] == 'hybridio-run/1' and s['processes'] >= 1, s
+assert s['write']['direct']['bytes'] == 64 << 20, s['write']"
+check "the summary goes to stderr, the program's output is untouched" \
+  sh -c "[ \"\$('$HIO' run -- echo hello 2>/dev/null)\" = hello ]"
+check "--policy=buffered keeps everything buffered" "$HIO" run --quiet --policy=buffered --stats "$WORK/b.json" -- \
+  dd if=/dev/zero of="$WORK/dd2.bin" bs=4M count=4 status=none
+check "buffered run has no direct bytes" "$PY" -c "
+import json; s = json.load(open('$WORK/b.json')); assert s.get('write', {}).get('direct', {}).get('bytes', 0) == 0, s"
+check "a bad option is refused with status 2" sh -c "'$HIO' run --policy=fast -- true 2>'$WORK/err'; [ \$? -eq 2 ] && grep -q 'is not valid' '$WORK/err'"
+check "no command is refused with status 2" sh -c "'$HIO' run 2>/dev/null; [ \$? -eq 2 ]"
+finish
