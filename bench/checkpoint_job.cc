@@ -2,295 +2,323 @@
 #include "checkpoint_job.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <memory>
 
-#include "progress.h"
+#include "checkpoint_presets.h"
+#include "bench_options.h"
+#include "config.h"
+#include "io_runner.h"
+#include "machine_info.h"
+#include "option_table.h"
+#include "report.h"
 
 namespace hybridio::bench {
 namespace {
 
-double cpu_now() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+constexpr unsigned kDefaultMaxRanks = 8;
+
+std::vector<std::string> policy_names(const std::vector<hio_mode>& v) {
+  std::vector<std::string> out;
+  for (hio_mode m : v) out.push_back(hio_mode_name(m));
+  return out;
 }
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
+  using O = CheckpointOptions;
+  static const std::vector<OptionSpec<O>> table = {
+      {"dir", "DIR", "directory for the shard files",
+       [](O& o, const std::string& v) { o.directory = v; return !v.empty(); },
+       [](const O& o) { return OptValue::str(o.directory); }},
+      {"preset", "MODEL", "llama3-8b|llama3-70b|llama3-405b|llama3-1t (MLPerf Storage checkpointing sizes)",
+       [](O& o, const std::string& v) { o.preset = v; return find_preset(v) != nullptr; },
+       [](const O& o) { return OptValue::str(o.preset); }},
+      {"size", "SIZE", "bytes of all shards together; sets --scale (K/M/G/T suffixes)",
+       [](O& o, const std::string& v) { return hybridio::parse_size(v, &o.size) && o.size >= (1 << 20); },
+       [](const O& o) { return OptValue::size(static_cast<double>(o.size)); }},
+      {"scale", "FRACTION", "fraction (0-1] of each full shard's records to write, instead of --size",
+       [](O& o, const std::string& v) {
+         char* end;
+         o.scale = strtod(v.c_str(), &end);
+         return *end == '\0' && !v.empty() && o.scale > 0 && o.scale <= 1;
+       },
+       [](const O& o) { return OptValue::num(o.scale); }},
+      {"ranks", "N", "shards written at once, one thread each (0: the preset's ranks, at most 8)",
+       [](O& o, const std::string& v) { return parse_count(v, 0, 1024, &o.ranks); },
+       [](const O& o) { return OptValue::num(o.ranks); }},
+      {"bs", "SIZE", "largest bytes per call; larger records take several calls",
+       [](O& o, const std::string& v) {
+         return hybridio::parse_size(v, &o.block_size) && o.block_size >= 4096 && o.block_size <= (1ULL << 30) &&
+                o.block_size % 64 == 0;
+       },
+       [](const O& o) { return OptValue::size(static_cast<double>(o.block_size)); }},
+      {"buffer-offset", "BYTES", "misalign the caller's buffer by this many bytes (0-4095)",
+       [](O& o, const std::string& v) { return hybridio::parse_size(v, &o.buffer_offset) && o.buffer_offset < 4096; },
+       [](const O& o) { return OptValue::size(static_cast<double>(o.buffer_offset)); }},
+      {"policy", "LIST", "comma-separated policies, or all",
+       [](O& o, const std::string& v) { return parse_policy_list(v, &o.policies); },
+       [](const O& o) { return OptValue::strings(policy_names(o.policies)); }},
+      {"repeat", "N", "runs per policy, interleaved and rotated; the table shows medians",
+       [](O& o, const std::string& v) { return parse_count(v, 1, 1000, &o.repeat); },
+       [](const O& o) { return OptValue::num(o.repeat); }},
+      {"json", "FILE", "also write the results as JSON (schema hybridio-bench/1), '-' for stdout",
+       [](O& o, const std::string& v) { o.json_path = v; return !v.empty(); },
+       [](const O& o) { return OptValue::str(o.json_path); }},
+      {"no-drop-caches", nullptr, "restore without dropping cached pages first",
+       [](O& o, const std::string& v) {
+         bool b;
+         if (!parse_flag(v, &b)) return false;
+         o.drop_caches = !b;
+         return true;
+       },
+       [](const O& o) { return OptValue::yes(!o.drop_caches); }},
+      {"no-verify", nullptr, "skip checking the restored bytes",
+       [](O& o, const std::string& v) {
+         bool b;
+         if (!parse_flag(v, &b)) return false;
+         o.verify = !b;
+         return true;
+       },
+       [](const O& o) { return OptValue::yes(!o.verify); }},
+  };
+  return table;
 }
 
-// Every 4 KiB of the checkpoint starts with its own file offset, so a
-// restore that returns the wrong bytes is caught cheaply.
-void stamp(char* block, uint64_t len, uint64_t offset) {
-  for (uint64_t at = 0; at + 8 <= len; at += 4096) {
-    uint64_t v = offset + at;
-    memcpy(block + at, &v, 8);
-  }
+void usage(FILE* out, const char* prog) {
+  fprintf(out,
+          "usage: %s [options]\n\n"
+          "Every rank (a thread) writes its shard of a model checkpoint laid out like torch.save\n"
+          "(header, pickle, then one record per tensor: bf16 weights and fp32 Adam state,\n"
+          "14 bytes per parameter), fsync included; then the shards are restored cold and\n"
+          "checked; under each policy, interleaved.  The time of a write or restore is the\n"
+          "slowest rank's.\n\noptions:\n",
+          prog);
+  print_option_help(out, checkpoint_option_table(), CheckpointOptions{});
+  fprintf(out, "\npresets (MLPerf Storage v2.0 checkpointing):\n");
+  for (const ModelPreset& p : model_presets())
+    fprintf(out, "  %-12s %-12s %8.0f GiB over %4u ranks\n", p.name, p.label, p.mlperf_bytes / double(1ULL << 30),
+            p.mlperf_ranks);
+  fprintf(out, "\nThe library's own settings (HYBRIDIO_WRITE_THRESHOLD, ...) apply to the hybrid policy;\n"
+               "see `hybridio config` and docs/bench.md.\n");
 }
 
-bool stamped(const char* block, uint64_t len, uint64_t offset) {
-  for (uint64_t at = 0; at + 8 <= len; at += 4096) {
-    uint64_t v;
-    memcpy(&v, block + at, 8);
-    if (v != offset + at) return false;
-  }
-  return true;
+std::string shard_path(const CheckpointOptions& o, unsigned rank) {
+  char b[64];
+  snprintf(b, sizeof b, "/hybridio-ckpt.%d.rank%03u.pt", static_cast<int>(getpid()), rank);
+  return o.directory + b;
 }
 
-void set_policy(hio_mode mode) {
-  hio_policy_config c;
-  hio_policy_get(&c);
-  c.mode = mode;
-  hio_policy_set(&c);
-}
-
-void collect_paths(PhaseResult* r, hio_op op) {
-  hio_stats s;
-  hio_stats_get(&s);
-  r->direct_bytes = s.bytes[op][HIO_PATH_DIRECT];
-  r->dontcache_bytes = s.bytes[op][HIO_PATH_DONTCACHE];
-}
-
-// Drops the file's pages (and the whole page cache when permitted).
-std::string make_cold(const std::string& path, bool global) {
-  std::string how = "fadvise";
-  if (global) {
-    sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      if (write(fd, "3", 1) == 1) how = "drop_caches";
-      close(fd);
-    }
-  }
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    close(fd);
-  }
-  return how;
-}
-
-int write_phase(const CheckpointOptions& o, const std::string& path, char* buf, Progress& progress,
-                PhaseResult* r) {
-  hio_file* f = nullptr;
-  int err = hio_open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644, &f);
-  if (err) {
-    fprintf(stderr, "hybridio checkpoint: cannot create %s: %s\n", path.c_str(), strerror(-err));
-    return err;
-  }
-  hio_stats_reset();
-  double t0 = wall_now(), c0 = cpu_now();
-  for (uint64_t off = 0; off < o.size; off += o.block_size) {
-    uint64_t len = std::min(o.block_size, o.size - off);
-    stamp(buf, len, off);
-    ssize_t n = hio_pwrite(f, buf, len, static_cast<off_t>(off));
-    if (n != static_cast<ssize_t>(len)) {
-      fprintf(stderr, "hybridio checkpoint: write of %s at %llu failed: %s\n", path.c_str(),
-              static_cast<unsigned long long>(off), n < 0 ? strerror(static_cast<int>(-n)) : "short write");
-      hio_close(f);
-      return n < 0 ? static_cast<int>(n) : -EIO;
-    }
-    progress.advance(len);
-  }
-  err = hio_fsync(f);  // a checkpoint is written when it is durable
-  int cerr = hio_close(f);
-  r->seconds = wall_now() - t0;
-  r->cpu_seconds = cpu_now() - c0;
-  r->bytes = o.size;
-  collect_paths(r, HIO_OP_WRITE);
-  if (err || cerr) {
-    fprintf(stderr, "hybridio checkpoint: fsync/close of %s failed: %s\n", path.c_str(),
-            strerror(-(err ? err : cerr)));
-    return err ? err : cerr;
-  }
-  return 0;
-}
-
-int restore_phase(const CheckpointOptions& o, const std::string& path, char* buf, Progress& progress,
-                  PhaseResult* r) {
-  hio_file* f = nullptr;
-  int err = hio_open(path.c_str(), O_RDONLY, 0, &f);
-  if (err) {
-    fprintf(stderr, "hybridio checkpoint: cannot open %s: %s\n", path.c_str(), strerror(-err));
-    return err;
-  }
-  hio_stats_reset();
-  double t0 = wall_now(), c0 = cpu_now();
-  for (uint64_t off = 0; off < o.size; off += o.block_size) {
-    uint64_t len = std::min(o.block_size, o.size - off);
-    ssize_t n = hio_pread(f, buf, len, static_cast<off_t>(off));
-    if (n != static_cast<ssize_t>(len) || (o.verify && !stamped(buf, len, off))) {
-      fprintf(stderr, "hybridio checkpoint: restore of %s at %llu %s\n", path.c_str(),
-              static_cast<unsigned long long>(off),
-              n < 0 ? strerror(static_cast<int>(-n)) : n != static_cast<ssize_t>(len) ? "came back short"
-                                                                                    : "returned wrong data");
-      hio_close(f);
-      return -EIO;
-    }
-    progress.advance(len);
-  }
-  hio_close(f);
-  r->seconds = wall_now() - t0;
-  r->cpu_seconds = cpu_now() - c0;
-  r->bytes = o.size;
-  collect_paths(r, HIO_OP_READ);
-  return 0;
-}
-
-const PhaseResult& median(std::vector<PhaseResult> v, std::vector<PhaseResult>* keep) {
-  std::sort(v.begin(), v.end(), [](const PhaseResult& a, const PhaseResult& b) { return a.gbps() < b.gbps(); });
-  *keep = v;
-  return (*keep)[keep->size() / 2];
-}
-
-std::string filesystem_of(const std::string& dir) {
-  std::ifstream mounts("/proc/self/mounts");
-  std::string dev, mnt, type, opts, best_type, best_mnt;
-  char real[4096];
-  std::string target = realpath(dir.c_str(), real) ? real : dir;
-  while (mounts >> dev >> mnt >> type >> opts) {
-    std::string rest;
-    std::getline(mounts, rest);
-    if (target.compare(0, mnt.size(), mnt) == 0 && mnt.size() >= best_mnt.size()) {
-      best_mnt = mnt;
-      best_type = type + " on " + dev + " (" + opts + ")";
-    }
-  }
-  return best_type.empty() ? "unknown" : best_type;
-}
-
-void print_table(const CheckpointOptions& o, const std::vector<PolicyRuns>& runs, const std::string& cold) {
-  printf("\nCheckpoint %.2f GiB in %s requests, fsync included; restore cold (%s); median of %u run%s\n",
-         o.size / double(1ULL << 30), o.block_size >= (1 << 20) ? (std::to_string(o.block_size >> 20) + " MiB").c_str()
-                                                                : (std::to_string(o.block_size >> 10) + " KiB").c_str(),
-         cold.c_str(), o.repeat, o.repeat == 1 ? "" : "s");
-  printf("%-10s %12s %14s %9s %12s %14s %9s\n", "policy", "write GB/s", "write CPU s/GB", "direct %",
-         "restore GB/s", "restore CPU s/GB", "direct %");
-  double base_w = 0, base_r = 0;
-  for (const PolicyRuns& p : runs) {
-    std::vector<PhaseResult> ws, rs;
-    const PhaseResult& w = median(p.writes, &ws);
-    const PhaseResult& r = median(p.restores, &rs);
-    if (p.policy == HIO_MODE_BUFFERED) {
-      base_w = w.gbps();
-      base_r = r.gbps();
-    }
-    printf("%-10s %12.2f %14.3f %8.0f%% %12.2f %16.3f %8.0f%%\n", hio_mode_name(p.policy), w.gbps(),
-           w.cpu_per_gb(), 100.0 * w.direct_bytes / std::max<uint64_t>(w.bytes, 1), r.gbps(),
-           r.cpu_per_gb(), 100.0 * r.direct_bytes / std::max<uint64_t>(r.bytes, 1));
-  }
-  if (base_w > 0 && base_r > 0) {
-    for (const PolicyRuns& p : runs) {
-      if (p.policy != HIO_MODE_HYBRID) continue;
-      std::vector<PhaseResult> ws, rs;
-      printf("hybrid vs buffered: write x%.2f, restore x%.2f\n", median(p.writes, &ws).gbps() / base_w,
-             median(p.restores, &rs).gbps() / base_r);
-    }
-  }
-}
-
-void write_json(const CheckpointOptions& o, const std::vector<PolicyRuns>& runs, const std::string& cold) {
-  std::ofstream j(o.json_path);
-  utsname u{};
-  uname(&u);
-  j << "{\n  \"schema\": \"hybridio-checkpoint/1\",\n  \"machine\": {\"kernel\": \"" << u.release
-    << "\", \"cpus\": " << sysconf(_SC_NPROCESSORS_ONLN)
-    << ", \"memory_bytes\": " << static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)
-    << ", \"filesystem\": \"" << filesystem_of(o.directory) << "\"},\n";
-  j << "  \"settings\": {\"size\": " << o.size << ", \"bs\": " << o.block_size << ", \"buffer_offset\": "
-    << o.buffer_offset << ", \"repeat\": " << o.repeat << ", \"cold\": \"" << cold << "\"},\n  \"results\": [";
-  bool first = true;
-  for (const PolicyRuns& p : runs) {
-    for (int phase = 0; phase < 2; ++phase) {
-      const auto& v = phase ? p.restores : p.writes;
-      std::vector<PhaseResult> sorted;
-      const PhaseResult& med = median(v, &sorted);
-      j << (first ? "\n" : ",\n") << "    {\"policy\": \"" << hio_mode_name(p.policy) << "\", \"rw\": \""
-        << (phase ? "read" : "write") << "\", \"bs_bytes\": " << o.block_size
-        << ", \"gbps_median\": " << med.gbps() << ", \"gbps_min\": " << sorted.front().gbps()
-        << ", \"gbps_max\": " << sorted.back().gbps() << ", \"cpu_s_per_gb\": " << med.cpu_per_gb()
-        << ", \"direct_bytes\": " << med.direct_bytes << ", \"dontcache_bytes\": " << med.dontcache_bytes
-        << ", \"runs\": " << v.size() << "}";
-      first = false;
-    }
-  }
-  j << "\n  ]\n}\n";
-}
+uint64_t rank_key(unsigned rank) { return 0xc4ec4b01d0000000ULL + rank * 0x10001ULL; }
 
 }  // namespace
 
-int run_checkpoint_job(const CheckpointOptions& o) {
+int checkpoint_command(int argc, char** argv, const char* prog) {
+  CheckpointOptions o;
+  std::string error;
+  int st = parse_command_line(checkpoint_option_table(), argc, argv, &o, nullptr, &error);
+  if (st == 1) {
+    usage(stdout, prog);
+    return 0;
+  }
+  if (st == 2) {
+    fprintf(stderr, "%s: %s\n", prog, error.c_str());
+    return 2;
+  }
+  std::vector<std::string> words;
+  for (const char* w : {"hybridio", "bench", "checkpoint"}) words.push_back(w);
+  for (int i = 0; i < argc; ++i) words.push_back(argv[i]);
+  return run_checkpoint_job(o, words, prog);
+}
+
+int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string>& argv, const char* prog) {
   struct stat st;
   if (stat(o.directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "hybridio checkpoint: --dir %s is not a directory\n", o.directory.c_str());
+    fprintf(stderr, "%s: --dir %s is not a directory\n", prog, o.directory.c_str());
     return 2;
   }
-  struct statfs fs{};
-  if (statfs(o.directory.c_str(), &fs) == 0 &&
-      static_cast<uint64_t>(fs.f_bavail) * fs.f_bsize < o.size + (64ULL << 20)) {
-    fprintf(stderr, "hybridio checkpoint: %s has %.1f GiB free, the checkpoint needs %.1f GiB; use --size\n",
-            o.directory.c_str(), static_cast<double>(fs.f_bavail) * fs.f_bsize / (1ULL << 30),
-            o.size / double(1ULL << 30));
+  if (access(o.directory.c_str(), W_OK) != 0) {
+    fprintf(stderr, "%s: --dir %s is not writable\n", prog, o.directory.c_str());
     return 2;
   }
-  // One buffer for the whole run, touched once, so no phase pays for fresh memory.
-  std::unique_ptr<char, decltype(&free)> raw(nullptr, free);
-  void* p = nullptr;
-  if (posix_memalign(&p, 1 << 20, o.block_size + o.buffer_offset) != 0) {
-    fprintf(stderr, "hybridio checkpoint: cannot allocate a %llu-byte buffer\n",
-            static_cast<unsigned long long>(o.block_size));
-    return 1;
+  const ModelPreset& preset = *find_preset(o.preset);
+  unsigned ranks = o.ranks ? o.ranks : std::min(preset.mlperf_ranks, kDefaultMaxRanks);
+  ShardLayout full = shard_layout(preset, 1.0);
+  double scale = o.scale > 0 ? o.scale : std::min(1.0, double(o.size) / (double(full.full_shard_bytes) * ranks));
+  ShardLayout layout = shard_layout(preset, scale);
+  uint64_t total = layout.bytes * ranks;
+  MachineInfo m = probe_machine(o.directory);
+  if (m.free_bytes && total + (64ULL << 20) > m.free_bytes) {
+    fprintf(stderr, "%s: %s has %.1f GiB free, the checkpoint needs %.1f GiB; use --size or --scale\n", prog,
+            o.directory.c_str(), m.free_bytes / double(1ULL << 30), total / double(1ULL << 30));
+    return 2;
   }
-  raw.reset(static_cast<char*>(p));
-  char* buf = raw.get() + o.buffer_offset;
-  for (uint64_t i = 0; i < o.block_size; ++i) buf[i] = static_cast<char>(i * 131 + (i >> 12));
+  uint64_t largest = 0;
+  for (const Record& r : layout.records) largest = std::max(largest, r.len);
+  uint64_t call = std::min(largest, o.block_size);
+  // One buffer per rank for the whole run, touched once, so no phase pays for fresh memory.
+  std::vector<std::unique_ptr<PatternBuffer>> bufs;
+  for (unsigned r = 0; r < ranks; ++r) {
+    bufs.push_back(std::make_unique<PatternBuffer>(call, o.buffer_offset, rank_key(r)));
+    if (!bufs.back()->ok()) {
+      fprintf(stderr, "%s: cannot allocate a %s buffer per rank\n", prog, hybridio::format_size(call).c_str());
+      return 1;
+    }
+  }
+  // Each rank's calls: records in order, cut at --bs.
+  std::vector<IoUnit> units;
+  for (const Record& r : layout.records)
+    for (uint64_t at = 0; at < r.len; at += call) units.push_back({r.offset + at, std::min(call, r.len - at), HIO_OP_WRITE});
+  std::vector<std::string> files;
+  for (unsigned r = 0; r < ranks; ++r) files.push_back(shard_path(o, r));
 
-  std::string path = o.directory + "/hybridio-checkpoint." + std::to_string(getpid());
-  std::vector<PolicyRuns> runs;
-  for (hio_mode m : o.policies) runs.push_back({m, {}, {}});
-  Progress progress(2 * o.size * o.policies.size() * o.repeat);
-  std::string cold = "none";
-  // Interleave: every repeat runs every policy, so drift hits all alike, and
-  // each repeat starts one policy later, so that none always follows the
-  // same neighbour (on VMs, whether page-cache memory was recently freed
-  // by the previous run changes buffered throughput a lot).
-  for (unsigned rep = 0; rep < o.repeat; ++rep) {
-    for (size_t k = 0; k < runs.size(); ++k) {
-      PolicyRuns& pr = runs[(k + rep) % runs.size()];
-      set_policy(pr.policy);
-      progress.set_label(std::string(hio_mode_name(pr.policy)) + " write");
-      PhaseResult w, r;
-      int err = write_phase(o, path, buf, progress, &w);
-      if (!err) {
-        if (o.drop_caches) cold = make_cold(path, true);
-        progress.set_label(std::string(hio_mode_name(pr.policy)) + " restore");
-        err = restore_phase(o, path, buf, progress, &r);
+  Report report;
+  report.kind = "checkpoint";
+  report.argv = argv;
+  report.machine = m;
+  report.file_bytes = layout.bytes;
+  report.cold = "none";
+  std::vector<size_t> write_row, read_row;
+  for (hio_mode p : o.policies) {
+    for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
+      ResultRow row;
+      row.job = "checkpoint";
+      row.policy = hio_mode_name(p);
+      row.engine = "hybridio";
+      row.op = op;
+      row.pattern = "checkpoint";
+      row.bs_bytes = call;
+      row.threads = ranks;
+      if (p == HIO_MODE_DIRECT && !m.o_direct) {
+        row.status = "skipped";
+        row.reason = "the filesystem refuses O_DIRECT (" + m.o_direct_error + ")";
+      } else if (p == HIO_MODE_DONTCACHE && !m.rwf_dontcache) {
+        row.status = "skipped";
+        row.reason = "RWF_DONTCACHE refused here (" + m.rwf_dontcache_error + ")";
       }
-      unlink(path.c_str());
-      if (err) {
+      (op == HIO_OP_WRITE ? write_row : read_row).push_back(report.rows.size());
+      report.rows.push_back(row);
+    }
+  }
+  const EngineOps* engine = find_engine("hybridio");
+  size_t measured = 0;
+  for (size_t k = 0; k < o.policies.size(); ++k) measured += report.rows[write_row[k]].status == "ok";
+  Progress progress(2 * total * measured * o.repeat);
+  int rc = 0;
+  // Interleave: every repeat runs every policy, and each repeat starts one
+  // policy later, so that none always follows the same neighbour (on VMs,
+  // whether page-cache memory was recently freed by the previous run
+  // changes buffered throughput a lot).
+  for (unsigned rep = 0; rep < o.repeat && rc == 0; ++rep) {
+    for (size_t k = 0; k < o.policies.size() && rc == 0; ++k) {
+      size_t pi = (k + rep) % o.policies.size();
+      ResultRow& wrow = report.rows[write_row[pi]];
+      ResultRow& rrow = report.rows[read_row[pi]];
+      if (wrow.status != "ok") continue;
+      hio_mode mode = o.policies[pi];
+      set_library_policy(mode, 0);
+      std::vector<ThreadPlan> plans(ranks);
+      for (unsigned r = 0; r < ranks; ++r) {
+        plans[r].path = files[r];
+        plans[r].open_flags = O_WRONLY | O_CREAT | O_TRUNC;
+        plans[r].units = units;
+        plans[r].buffer = bufs[r].get();
+      }
+      RunConfig cfg;
+      cfg.engine = engine;
+      cfg.fsync_end = true;  // a checkpoint is written when it is durable
+      cfg.progress = &progress;
+      progress.set_label(std::string(hio_mode_name(mode)) + " write");
+      RunOutcome w = run_threads(plans, cfg);
+      RunOutcome r;
+      if (w.error.empty()) {
+        report.cold = o.drop_caches ? drop_caches(files) : "none";
+        for (auto& p : plans) {
+          p.open_flags = O_RDONLY;
+          for (IoUnit& u : p.units) u.op = HIO_OP_READ;
+        }
+        cfg.verify_reads = o.verify;
+        progress.set_label(std::string(hio_mode_name(mode)) + " restore");
+        r = run_threads(plans, cfg);
+      }
+      for (const auto& f : files) unlink(f.c_str());
+      std::string err = !w.error.empty() ? w.error : r.error;
+      if (!err.empty()) {
         progress.finish();
-        return 1;
+        fprintf(stderr, "%s: policy %s: %s\n", prog, hio_mode_name(mode), err.c_str());
+        wrow.status = rrow.status = "failed";
+        wrow.reason = rrow.reason = err;
+        rc = 1;
+        break;
       }
-      pr.writes.push_back(w);
-      pr.restores.push_back(r);
+      add_run(&wrow, w, HIO_OP_WRITE);
+      add_run(&rrow, r, HIO_OP_READ);
     }
   }
   progress.finish();
-  print_table(o, runs, cold);
-  if (!o.json_path.empty()) write_json(o, runs, cold);
-  return 0;
+  if (report.cold == "fadvise")
+    for (auto& row : report.rows)
+      if (row.op == HIO_OP_READ) row.notes.push_back("not root: only the shards' pages dropped (fadvise)");
+
+  char title[512];
+  snprintf(title, sizeof title,
+           "Checkpoint %s (MLPerf: %.0f GiB over %u ranks) at scale %.4f: %u rank%s x %.2f GiB shard = %.2f GiB,\n"
+           "%u of %u tensor records per shard, calls up to %.1f MiB, fsync included; restore %s%s; %s",
+           preset.label, preset.mlperf_bytes / double(1ULL << 30), preset.mlperf_ranks, scale, ranks,
+           ranks == 1 ? "" : "s", layout.bytes / double(1ULL << 30), total / double(1ULL << 30), layout.tensors_kept,
+           layout.tensors_total, call / double(1 << 20),
+           o.drop_caches ? "cold (" : "warm", o.drop_caches ? (report.cold + ")").c_str() : "",
+           o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs").c_str() : "one run");
+  FILE* out = o.json_path == "-" ? stderr : stdout;
+  print_table(out, report, [&](const std::string&) { return std::string(title); });
+  fprintf(out, "GB/s: all ranks' bytes over the time until the slowest rank is done.\n");
+  // The headline the README's main job prints.
+  double bw = 0, br = 0, hw = 0, hr = 0;
+  for (size_t k = 0; k < o.policies.size(); ++k) {
+    const ResultRow& wr = report.rows[write_row[k]];
+    const ResultRow& rr = report.rows[read_row[k]];
+    if (wr.runs.empty() || rr.runs.empty()) continue;
+    if (o.policies[k] == HIO_MODE_BUFFERED) bw = median_gbps(wr), br = median_gbps(rr);
+    if (o.policies[k] == HIO_MODE_HYBRID) hw = median_gbps(wr), hr = median_gbps(rr);
+  }
+  if (bw > 0 && br > 0 && hw > 0 && hr > 0) fprintf(out, "hybrid vs buffered: write x%.2f, restore x%.2f\n", hw / bw, hr / br);
+
+  report.write_settings = [&](JsonWriter& w) {
+    w.begin_array("jobs").begin_object().field("name", "checkpoint").begin_object("settings");
+    echo_settings_json(w, checkpoint_option_table(), o);
+    w.end_object().end_object().end_array();
+  };
+  report.write_extra = [&](JsonWriter& w) {
+    std::vector<uint64_t> sizes;
+    for (const Record& r : layout.records)
+      if (r.data) sizes.push_back(r.len);
+    std::sort(sizes.begin(), sizes.end());
+    w.begin_object("checkpoint")
+        .field("preset", preset.name)
+        .field("mlperf_bytes", preset.mlperf_bytes)
+        .field("mlperf_ranks", preset.mlperf_ranks)
+        .field("bytes_per_parameter", 14)
+        .field("scale", scale)
+        .field("ranks", ranks)
+        .field("shard_bytes", layout.bytes)
+        .field("full_shard_bytes", full.full_shard_bytes)
+        .field("total_bytes", total)
+        .field("records_per_shard", static_cast<uint64_t>(layout.records.size()))
+        .field("tensor_records_kept", layout.tensors_kept)
+        .field("tensor_records_total", layout.tensors_total)
+        .field("record_bytes_min", sizes.empty() ? 0 : sizes.front())
+        .field("record_bytes_median", sizes.empty() ? 0 : sizes[sizes.size() / 2])
+        .field("record_bytes_max", sizes.empty() ? 0 : sizes.back())
+        .field("largest_call_bytes", call)
+        .field("time_is", "slowest rank (start signal to the last rank's fsync)")
+        .end_object();
+  };
+  if (!o.json_path.empty() && !write_report_json(report, o.json_path)) return 1;
+  return rc;
 }
 
 }  // namespace hybridio::bench

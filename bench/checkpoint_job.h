@@ -1,6 +1,9 @@
-// checkpoint_job.h - the main job: write a checkpoint-sized file and
-// restore it cold, under each policy, interleaved, and report throughput
-// and CPU cost side by side.
+// checkpoint_job.h - the checkpoint workload (`hybridio bench checkpoint`,
+// also `hybridio checkpoint`, the README's main job): every rank (a
+// thread) writes its shard of a model checkpoint laid out like torch.save
+// (checkpoint_presets.h), fsync included, then the shards are restored
+// cold and every byte is checked; under each policy, interleaved; the
+// slowest rank is reported.
 #pragma once
 
 #include <cstdint>
@@ -13,33 +16,23 @@ namespace hybridio::bench {
 
 struct CheckpointOptions {
   std::string directory = ".";
-  uint64_t size = 4ULL << 30;       // bytes per checkpoint file
-  uint64_t block_size = 4ULL << 20; // bytes per write/read call
-  uint64_t buffer_offset = 0;       // misalignment of the caller's buffer, in bytes
-  std::vector<hio_mode> policies = {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE,
-                                    HIO_MODE_HYBRID};
+  std::string preset = "llama3-8b";
+  uint64_t size = 4ULL << 30;  // all shards together, when --scale is not given
+  double scale = 0;            // fraction of a full shard's records kept; 0: from --size
+  unsigned ranks = 0;          // shards written at once; 0: the preset's ranks, at most 8
+  uint64_t block_size = 64ULL << 20;  // largest call; larger records take several calls
+  uint64_t buffer_offset = 0;  // misalignment of the caller's buffer, in bytes
+  std::vector<hio_mode> policies = {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE, HIO_MODE_HYBRID};
   unsigned repeat = 1;
   bool drop_caches = true;
   bool verify = true;
   std::string json_path;
 };
 
-struct PhaseResult {
-  double seconds = 0;
-  double cpu_seconds = 0;  // user + system of this process
-  uint64_t bytes = 0;
-  uint64_t direct_bytes = 0;
-  uint64_t dontcache_bytes = 0;
-  double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
-  double cpu_per_gb() const { return bytes ? cpu_seconds / (bytes / 1e9) : 0; }
-};
+// Parses the options (argv after the command word) and runs the job.
+// Returns 0, or prints one error to stderr and returns non-zero.
+int checkpoint_command(int argc, char** argv, const char* prog);
 
-struct PolicyRuns {
-  hio_mode policy;
-  std::vector<PhaseResult> writes, restores;
-};
-
-// Runs the job; returns 0, or prints one error to stderr and returns non-zero.
-int run_checkpoint_job(const CheckpointOptions& options);
+int run_checkpoint_job(const CheckpointOptions& options, const std::vector<std::string>& argv, const char* prog);
 
 }  // namespace hybridio::bench
