@@ -154,7 +154,7 @@ int bench_command(int argc, char** argv) {
     if (r) rc = r;
     titles[j.name] = "job " + j.name + ": " + echo_settings_line(table, j, true) + "\n(" +
                      (j.repeat > 1 ? "median [min-max] of " + std::to_string(j.repeat) + " runs, interleaved" : "one run") +
-                     "; cache before each run: " + report.cold + (j.fsync == FsyncMode::kEnd ? "; fsync timed" : "") + ")";
+                     "; cache before each run: " + report.cold + (rw_writes(j.rw) && j.fsync == FsyncMode::kEnd ? "; fsync timed" : "") + ")";
   }
   report.write_settings = [&](JsonWriter& w) {
     w.begin_array("jobs");

@@ -94,6 +94,7 @@ void add_run(ResultRow* row, const RunOutcome& run, hio_op op) {
   s.slowest_thread_s = run.slowest_thread_s;
   s.bytes = run.bytes[op];
   s.ios = run.ios[op];
+  s.all_bytes = run.bytes[0] + run.bytes[1];
   row->runs.push_back(s);
   row->run_stats.push_back(run.stats);
   row->latency.merge(run.latency[op]);
@@ -121,8 +122,8 @@ void print_table(FILE* out, const Report& r, const std::function<std::string(con
     }
     Stat3 g = over_runs(row, [](const RunSample& s) { return s.gbps(); });
     Stat3 iops = over_runs(row, [](const RunSample& s) { return s.iops(); });
-    Stat3 usr = over_runs(row, [](const RunSample& s) { return per_gb(s.usr_s, s.bytes); });
-    Stat3 sys = over_runs(row, [](const RunSample& s) { return per_gb(s.sys_s, s.bytes); });
+    Stat3 usr = over_runs(row, [](const RunSample& s) { return per_gb(s.usr_s, s.all_bytes); });
+    Stat3 sys = over_runs(row, [](const RunSample& s) { return per_gb(s.sys_s, s.all_bytes); });
     const hio_stats& st = row.run_stats[median_run(row)];
     char gb[64];
     snprintf(gb, sizeof gb, "%.3f [%.3f-%.3f]", g.median, g.min, g.max);
@@ -157,8 +158,8 @@ std::string report_json(const Report& r) {
     if (row.status != "ok" || row.runs.empty()) continue;
     Stat3 g = over_runs(row, [](const RunSample& s) { return s.gbps(); });
     Stat3 iops = over_runs(row, [](const RunSample& s) { return s.iops(); });
-    Stat3 usr = over_runs(row, [](const RunSample& s) { return per_gb(s.usr_s, s.bytes); });
-    Stat3 sys = over_runs(row, [](const RunSample& s) { return per_gb(s.sys_s, s.bytes); });
+    Stat3 usr = over_runs(row, [](const RunSample& s) { return per_gb(s.usr_s, s.all_bytes); });
+    Stat3 sys = over_runs(row, [](const RunSample& s) { return per_gb(s.sys_s, s.all_bytes); });
     Stat3 slow = over_runs(row, [](const RunSample& s) { return s.slowest_thread_s; });
     size_t m = median_run(row);
     w.begin_object();

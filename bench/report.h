@@ -23,6 +23,7 @@ inline constexpr const char* kBenchSchema = "hybridio-bench/1";
 struct RunSample {
   double seconds = 0, usr_s = 0, sys_s = 0, slowest_thread_s = 0;
   uint64_t bytes = 0, ios = 0;
+  uint64_t all_bytes = 0;  // both directions: CPU time is per GB of everything moved
   double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
   double iops() const { return seconds > 0 ? ios / seconds : 0; }
 };
