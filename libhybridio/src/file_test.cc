@@ -17,36 +17,13 @@
 #include "aligned_buffer.h"
 #include "private_fd.h"
 #include "runtime.h"
+#include "file_bytes.h"
 #include "temp_dir.h"
 
 namespace hybridio {
 namespace {
 
 constexpr uint64_t K = 1024, M = 1024 * 1024;
-
-std::vector<char> pattern(size_t n, unsigned seed) {
-  std::vector<char> v(n);
-  std::mt19937 rng(seed);
-  for (auto& c : v) c = static_cast<char>(rng());
-  return v;
-}
-
-std::vector<char> slurp(const std::string& path) {
-  std::vector<char> v;
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return v;
-  struct stat st;
-  fstat(fd, &st);
-  v.resize(st.st_size);
-  size_t done = 0;
-  while (done < v.size()) {
-    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, done);
-    if (n <= 0) break;
-    done += n;
-  }
-  close(fd);
-  return v;
-}
 
 class Engine : public ::testing::Test {
  protected:
@@ -78,7 +55,7 @@ class Engine : public ::testing::Test {
 TEST_F(Engine, LargeAlignedWriteGoesDirect) {
   auto f = open_file("a");
   AlignedBuffer buf(4 * M, 4096);
-  auto data = pattern(4 * M, 1);
+  auto data = testing::random_bytes(4 * M, 1);
   memcpy(buf.data(), data.data(), data.size());
   ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 0), static_cast<ssize_t>(4 * M));
   hio_stats s = stats();
@@ -87,12 +64,12 @@ TEST_F(Engine, LargeAlignedWriteGoesDirect) {
   EXPECT_EQ(s.rule_requests[HIO_RULE_WRITE_SIZE], 1u);
   EXPECT_EQ(s.bounces, 0u);
   ASSERT_EQ(f->close(), 0);
-  EXPECT_EQ(slurp(dir_.file("a")), data);
+  EXPECT_EQ(testing::file_bytes(dir_.file("a")), data);
 }
 
 TEST_F(Engine, UnalignedWriteIsSplitAndExact) {
   auto f = open_file("b");
-  auto data = pattern(5 * M + 777, 2);
+  auto data = testing::random_bytes(5 * M + 777, 2);
   const uint64_t off = 12345;
   ASSERT_EQ(f->pwrite(data.data(), data.size(), off), static_cast<ssize_t>(data.size()));
   hio_stats s = stats();
@@ -102,7 +79,7 @@ TEST_F(Engine, UnalignedWriteIsSplitAndExact) {
   EXPECT_EQ(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT] + s.bytes[HIO_OP_WRITE][HIO_PATH_BUFFERED],
             data.size());
   ASSERT_EQ(f->close(), 0);
-  auto got = slurp(dir_.file("b"));
+  auto got = testing::file_bytes(dir_.file("b"));
   ASSERT_EQ(got.size(), off + data.size()) << "file must end exactly where the write ended";
   EXPECT_TRUE(std::all_of(got.begin(), got.begin() + off, [](char c) { return c == 0; }));
   EXPECT_TRUE(std::equal(data.begin(), data.end(), got.begin() + off));
@@ -110,7 +87,7 @@ TEST_F(Engine, UnalignedWriteIsSplitAndExact) {
 
 TEST_F(Engine, MisalignedBufferIsBounced) {
   auto f = open_file("c");
-  auto data = pattern(8 * M + 1, 3);  // odd address for the body: data.data() + 1
+  auto data = testing::random_bytes(8 * M + 1, 3);  // odd address for the body: data.data() + 1
   ASSERT_EQ(f->pwrite(data.data() + 1, 8 * M, 0), static_cast<ssize_t>(8 * M));
   EXPECT_EQ(stats().bounces, 1u);
   EXPECT_EQ(stats().bounce_bytes, 8 * M);
@@ -125,7 +102,7 @@ TEST_F(Engine, MisalignedBufferIsBounced) {
 
 TEST_F(Engine, ReadsStopAtEndOfFile) {
   auto f = open_file("d");
-  auto data = pattern(10 * M + 100, 4);
+  auto data = testing::random_bytes(10 * M + 100, 4);
   ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   ASSERT_EQ(f->sync(false), 0);
   ASSERT_EQ(posix_fadvise(f->fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
@@ -141,7 +118,7 @@ TEST_F(Engine, ReadsStopAtEndOfFile) {
 
 TEST_F(Engine, CachedRangeIsReadFromTheCache) {
   auto f = open_file("e");
-  auto data = pattern(16 * M, 5);
+  auto data = testing::random_bytes(16 * M, 5);
   set_mode(HIO_MODE_BUFFERED);
   ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   set_mode(HIO_MODE_HYBRID);
@@ -162,7 +139,7 @@ TEST_F(Engine, CachedRangeIsReadFromTheCache) {
 
 TEST_F(Engine, PartlyCachedReadServesTheCachedPrefixFirst) {
   auto f = open_file("pc");
-  auto data = pattern(16 * M, 15);
+  auto data = testing::random_bytes(16 * M, 15);
   set_mode(HIO_MODE_BUFFERED);
   ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   ASSERT_EQ(f->sync(false), 0);
@@ -183,7 +160,7 @@ TEST_F(Engine, PartlyCachedReadServesTheCachedPrefixFirst) {
 
 TEST_F(Engine, DirtyRangeOverwriteStaysBuffered) {
   auto f = open_file("g");
-  auto data = pattern(4 * M, 6);
+  auto data = testing::random_bytes(4 * M, 6);
   set_mode(HIO_MODE_BUFFERED);
   ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   set_mode(HIO_MODE_HYBRID);
@@ -209,7 +186,7 @@ TEST_F(Engine, SmallRequestsStayBuffered) {
 // contended); alone, the same writes stay buffered.
 TEST_F(Engine, ConcurrentWritersOfOneFileAreContended) {
   auto f = open_file("contended");
-  auto data = pattern(512 * K, 3);
+  auto data = testing::random_bytes(512 * K, 3);
   ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   hio_stats alone = stats();
   EXPECT_EQ(hio_stats_rule_requests(&alone, HIO_RULE_CONTENDED), 0u);
@@ -227,7 +204,7 @@ TEST_F(Engine, ConcurrentWritersOfOneFileAreContended) {
   EXPECT_GT(hio_stats_rule_requests(&s, HIO_RULE_CONTENDED), 0u);
   EXPECT_GT(s.bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 0u);
   ASSERT_EQ(f->close(), 0);
-  std::vector<char> disk = slurp(dir_.file("contended"));
+  std::vector<char> disk = testing::file_bytes(dir_.file("contended"));
   ASSERT_EQ(disk.size(), 400 * 512 * K);
   for (size_t at = 0; at < disk.size(); at += 512 * K) ASSERT_EQ(memcmp(disk.data() + at, data.data(), 512 * K), 0);
 }
@@ -244,7 +221,7 @@ TEST_F(Engine, DontcacheRefusedFallsBackCleanly) {
   File* raw = nullptr;
   ASSERT_EQ(File::adopt(fd, true, &raw), 0);
   std::unique_ptr<File> f(raw);
-  auto data = pattern(1 * M, 4);
+  auto data = testing::random_bytes(1 * M, 4);
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(f->pwrite(data.data(), data.size(), static_cast<uint64_t>(i) * M), static_cast<ssize_t>(M));
   std::vector<char> back(M);
@@ -264,7 +241,7 @@ TEST_F(Engine, DontcacheRefusedFallsBackCleanly) {
 
 TEST_F(Engine, ReadWriteShareThePosition) {
   auto f = open_file("i");
-  auto data = pattern(3 * M, 7);
+  auto data = testing::random_bytes(3 * M, 7);
   ASSERT_EQ(f->write(data.data(), 1000), 1000);
   ASSERT_EQ(f->write(data.data() + 1000, data.size() - 1000), static_cast<ssize_t>(data.size() - 1000));
   EXPECT_EQ(lseek(f->fd(), 0, SEEK_CUR), static_cast<off_t>(data.size()));
@@ -277,12 +254,12 @@ TEST_F(Engine, ReadWriteShareThePosition) {
 
 TEST_F(Engine, AppendWritesAppend) {
   auto f = open_file("j", O_RDWR | O_CREAT | O_APPEND);
-  auto data = pattern(4 * M, 8);
+  auto data = testing::random_bytes(4 * M, 8);
   ASSERT_EQ(f->write(data.data(), 100), 100);
   ASSERT_EQ(f->pwrite(data.data() + 100, data.size() - 100, 0), static_cast<ssize_t>(data.size() - 100));
   EXPECT_EQ(stats().rule_requests[HIO_RULE_APPEND], 2u);
   ASSERT_EQ(f->close(), 0);
-  EXPECT_EQ(slurp(dir_.file("j")), data);
+  EXPECT_EQ(testing::file_bytes(dir_.file("j")), data);
 }
 
 TEST_F(Engine, CallerODirectIsLeftAlone) {
@@ -301,11 +278,11 @@ TEST_F(Engine, ForcedPoliciesGiveTheSameBytes) {
     Runtime::get().stats().reset();
     std::string name = std::string("m-") + hio_mode_name(mode);
     auto f = open_file(name);
-    auto data = pattern(3 * M + 3, mode);
+    auto data = testing::random_bytes(3 * M + 3, mode);
     ASSERT_EQ(f->pwrite(data.data() + 1, data.size() - 1, 511), static_cast<ssize_t>(data.size() - 1));
     ASSERT_EQ(f->sync(false), 0);
     ASSERT_EQ(f->close(), 0);
-    auto got = slurp(dir_.file(name));
+    auto got = testing::file_bytes(dir_.file(name));
     ASSERT_EQ(got.size(), 511 + data.size() - 1);
     EXPECT_TRUE(std::equal(data.begin() + 1, data.end(), got.begin() + 511)) << name;
     hio_stats s = stats();
@@ -330,7 +307,7 @@ TEST_F(Engine, FilesystemWithoutODirectFallsBackOnce) {
     File* raw = nullptr;
     ASSERT_EQ(File::open((mnt + "/f").c_str(), O_RDWR | O_CREAT, 0644, &raw), 0);
     std::unique_ptr<File> f(raw);
-    auto data = pattern(8 * M, 9);
+    auto data = testing::random_bytes(8 * M, 9);
     for (int i = 0; i < 3; ++i)
       ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
     hio_stats s = stats();
@@ -373,7 +350,7 @@ TEST_F(Engine, DirectTwinIsPrivateAndSurvivesBeingClosed) {
   ASSERT_EQ(f->pwrite(buf.data(), 4 * M, 8 * M), static_cast<ssize_t>(4 * M));
   EXPECT_GT(stats().bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], 4 * M) << "direct I/O resumed after the reopen";
   ASSERT_EQ(f->close(), 0);
-  auto got = slurp(dir_.file("tw"));
+  auto got = testing::file_bytes(dir_.file("tw"));
   ASSERT_EQ(got.size(), 12 * M);
   EXPECT_TRUE(std::all_of(got.begin(), got.begin() + 4 * M, [](char c) { return c == 'a'; }));
   EXPECT_TRUE(std::all_of(got.begin() + 4 * M, got.begin() + 8 * M, [](char c) { return c == 'b'; }));

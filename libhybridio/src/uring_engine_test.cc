@@ -28,39 +28,13 @@
 
 #include "hybridio/hybridio.h"
 #include "runtime.h"
+#include "file_bytes.h"
 #include "temp_dir.h"
 
 namespace hybridio {
 namespace {
 
 constexpr uint64_t K = 1024, M = 1024 * 1024;
-
-std::vector<char> pattern(size_t n, unsigned seed) {
-  std::vector<char> v(n);
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= n; i += 8) {
-    uint64_t x = rng();
-    memcpy(&v[i], &x, 8);
-  }
-  return v;
-}
-
-std::vector<char> slurp(const std::string& path) {
-  std::vector<char> v;
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return v;
-  struct stat st;
-  fstat(fd, &st);
-  v.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < v.size()) {
-    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, static_cast<off_t>(done));
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  return v;
-}
 
 // An aligned block with room to misalign.
 struct Block {
@@ -128,7 +102,7 @@ class UringEngine : public ::testing::Test {
 TEST_F(UringEngine, AlignedAndBouncedBodiesAreByteExact) {
   const std::string path = dir_.file("exact");
   const size_t len = 1 * M + 12 * K + 77;  // 16 chunks plus a partial one, plus a buffered tail
-  std::vector<char> data = pattern(len, 1);
+  std::vector<char> data = testing::random_bytes(len, 1);
   for (size_t misalign : {size_t{0}, size_t{512}, size_t{3}}) {
     Block w(len), r(len);
     memcpy(w.at(misalign), data.data(), len);
@@ -139,7 +113,7 @@ TEST_F(UringEngine, AlignedAndBouncedBodiesAreByteExact) {
     ASSERT_EQ(hio_pread(f, r.at(misalign), len, 4096), static_cast<ssize_t>(len)) << misalign;
     EXPECT_EQ(memcmp(r.at(misalign), data.data(), len), 0) << "read back, misalign " << misalign;
     ASSERT_EQ(hio_close(f), 0);
-    std::vector<char> disk = slurp(path);
+    std::vector<char> disk = testing::file_bytes(path);
     ASSERT_EQ(disk.size(), len + 4096);
     EXPECT_EQ(memcmp(disk.data() + 4096, data.data(), len), 0) << "on disk, misalign " << misalign;
     for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(disk[i], 0);
@@ -157,7 +131,7 @@ TEST_F(UringEngine, ConcurrentThreadsUseTheirOwnRings) {
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   const size_t len = 512 * K;
   std::vector<std::vector<char>> parts;
-  for (unsigned t = 0; t < 4; ++t) parts.push_back(pattern(len, 10 + t));
+  for (unsigned t = 0; t < 4; ++t) parts.push_back(testing::random_bytes(len, 10 + t));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (unsigned t = 0; t < 4; ++t) {
@@ -173,7 +147,7 @@ TEST_F(UringEngine, ConcurrentThreadsUseTheirOwnRings) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), 4 * len);
   for (unsigned t = 0; t < 4; ++t) EXPECT_EQ(memcmp(disk.data() + t * len, parts[t].data(), len), 0) << t;
 }
@@ -183,7 +157,7 @@ TEST_F(UringEngine, ConcurrentThreadsUseTheirOwnRings) {
 TEST_F(UringEngine, FailedChunkEndsTheWriteWithTheExactPrefix) {
   const std::string path = dir_.file("eio");
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 2);
+  std::vector<char> data = testing::random_bytes(len, 2);
   for (size_t misalign : {size_t{0}, size_t{5}}) {
     Block w(len);
     memcpy(w.at(misalign), data.data(), len);
@@ -203,7 +177,7 @@ TEST_F(UringEngine, FailedChunkEndsTheWriteWithTheExactPrefix) {
     EXPECT_EQ(static_cast<uint64_t>(st.st_size), 5 * 64 * K);
     ASSERT_EQ(hio_close(f), 0);
     set_completion_hook(nullptr);
-    std::vector<char> disk = slurp(path);
+    std::vector<char> disk = testing::file_bytes(path);
     ASSERT_EQ(disk.size(), 5 * 64 * K);
     EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
   }
@@ -214,7 +188,7 @@ TEST_F(UringEngine, FailedChunkEndsTheWriteWithTheExactPrefix) {
 TEST_F(UringEngine, FailedOverwriteKeepsTheSize) {
   const std::string path = dir_.file("overwrite");
   const size_t len = 1 * M;
-  std::vector<char> old = pattern(2 * len, 3), data = pattern(len, 4);
+  std::vector<char> old = testing::random_bytes(2 * len, 3), data = testing::random_bytes(len, 4);
   Block w(len);
   memcpy(w.at(0), data.data(), len);
   hio_file* f;
@@ -228,7 +202,7 @@ TEST_F(UringEngine, FailedOverwriteKeepsTheSize) {
   ASSERT_EQ(fstat(hio_fd(f), &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), 2 * len);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   EXPECT_EQ(memcmp(disk.data(), data.data(), 64 * K), 0);
 }
 
@@ -237,7 +211,7 @@ TEST_F(UringEngine, FailedOverwriteKeepsTheSize) {
 TEST_F(UringEngine, ShortChunkIsFinishedThroughTheCache) {
   const std::string path = dir_.file("short");
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 5);
+  std::vector<char> data = testing::random_bytes(len, 5);
   Block w(len);
   memcpy(w.at(0), data.data(), len);
   set_completion_hook(inject);
@@ -256,7 +230,7 @@ TEST_F(UringEngine, ShortChunkIsFinishedThroughTheCache) {
   EXPECT_EQ(hio_pread(f, r.at(0), len, 0), static_cast<ssize_t>(len));
   EXPECT_EQ(memcmp(r.at(0), data.data(), len), 0);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), len);
   EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
 }
@@ -264,7 +238,7 @@ TEST_F(UringEngine, ShortChunkIsFinishedThroughTheCache) {
 TEST_F(UringEngine, FailedReadChunkReportsThePrefix) {
   const std::string path = dir_.file("readerr");
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 6);
+  std::vector<char> data = testing::random_bytes(len, 6);
   hio_file* f;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   ASSERT_EQ(pwrite(hio_fd(f), data.data(), len, 0), static_cast<ssize_t>(len));
@@ -286,7 +260,7 @@ TEST_F(UringEngine, FailedReadChunkReportsThePrefix) {
 TEST_F(UringEngine, EagainIsRetriedNotReported) {
   const std::string path = dir_.file("eagain");
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 7);
+  std::vector<char> data = testing::random_bytes(len, 7);
   Block w(len);
   memcpy(w.at(0), data.data(), len);
   set_completion_hook(inject);
@@ -299,7 +273,7 @@ TEST_F(UringEngine, EagainIsRetriedNotReported) {
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_EQ(stats().uring_retries, 1u);
   EXPECT_EQ(stats().bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], len);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), len);
   EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
 }
@@ -325,7 +299,7 @@ TEST_F(UringEngine, EnospcOnATinyFilesystemIsExact) {
   } unmount{mnt};
   const std::string path = mnt + "/full";
   const size_t len = 32 * M;  // twice the filesystem
-  std::vector<char> data = pattern(len, 8);
+  std::vector<char> data = testing::random_bytes(len, 8);
   Block w(len);
   memcpy(w.at(0), data.data(), len);
   hio_file* f;
@@ -351,7 +325,7 @@ TEST_F(UringEngine, EnospcOnATinyFilesystemIsExact) {
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), off);
   EXPECT_EQ(hio_fsync(f), 0);
   EXPECT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), off);
   EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
   EXPECT_GT(stats().uring_requests, 0u);
@@ -366,7 +340,7 @@ TEST_F(UringEngine, ClosingEveryDescriptorDoesNotLoseTheRing) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     const size_t len = 1 * M;
-    std::vector<char> data = pattern(len, 11);
+    std::vector<char> data = testing::random_bytes(len, 11);
     Block w(len), r(len);
     memcpy(w.at(0), data.data(), len);
     hio_file* f;
@@ -405,7 +379,7 @@ TEST_F(Fallback, ForcedOffIsByteExactAndCounted) {
   hio_engine_set(&e);
   const std::string path = dir_.file("sync");
   const size_t len = 1 * M + 4 * K;
-  std::vector<char> data = pattern(len, 9);
+  std::vector<char> data = testing::random_bytes(len, 9);
   for (size_t misalign : {size_t{0}, size_t{9}}) {
     Block w(len), r(len);
     memcpy(w.at(misalign), data.data(), len);
@@ -442,7 +416,7 @@ TEST_F(Fallback, SeccompRefusingIoUringFallsBackSilently) {
     reset_uring_detection_for_testing();
     hio_stats_reset();
     const size_t len = 1 * M;
-    std::vector<char> data = pattern(len, 10);
+    std::vector<char> data = testing::random_bytes(len, 10);
     Block w(len), r(len);
     memcpy(w.at(0), data.data(), len);
     hio_file* f;
@@ -467,8 +441,8 @@ TEST_F(Fallback, SeccompRefusingIoUringFallsBackSilently) {
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot install a seccomp filter here";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed at step " << WEXITSTATUS(status);
-  std::vector<char> disk = slurp(path);
-  std::vector<char> data = pattern(1 * M, 10);
+  std::vector<char> disk = testing::file_bytes(path);
+  std::vector<char> data = testing::random_bytes(1 * M, 10);
   ASSERT_EQ(disk.size(), 3 * M);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(memcmp(disk.data() + i * M, data.data(), M), 0);
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hybridio/hybridio.h"
+#include "file_bytes.h"
 #include "temp_dir.h"
 #include "uring_engine.h"
 
@@ -24,33 +25,6 @@ namespace hybridio {
 namespace {
 
 constexpr uint64_t K = 1024, M = 1024 * 1024;
-
-std::vector<char> pattern(size_t n, unsigned seed) {
-  std::vector<char> v(n);
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= n; i += 8) {
-    uint64_t x = rng();
-    memcpy(&v[i], &x, 8);
-  }
-  return v;
-}
-
-std::vector<char> slurp(const std::string& path) {
-  std::vector<char> v;
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return v;
-  struct stat st;
-  fstat(fd, &st);
-  v.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < v.size()) {
-    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, static_cast<off_t>(done));
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  return v;
-}
 
 std::atomic<uint64_t> g_fail_offset{~0ULL};
 int fail_at(hio_op op, uint64_t offset, uint64_t, int res) {
@@ -99,7 +73,7 @@ TEST_F(WriteBehind, BytesSizeAndReadsAreExactImmediately) {
   std::vector<char> model;
   std::vector<char> readback(len + 8192);
   for (int i = 0; i < 40; ++i) {
-    std::vector<char> data = pattern(len, static_cast<unsigned>(i));
+    std::vector<char> data = testing::random_bytes(len, static_cast<unsigned>(i));
     // Sequential, then overwrites of the middle; some unaligned (head and tail pieces).
     uint64_t off = i < 20 ? static_cast<uint64_t>(i) * len : (static_cast<uint64_t>(i) * 777 * K) % (16 * M) + (i % 3);
     ASSERT_EQ(hio_pwrite(f, data.data(), len, static_cast<off_t>(off)), static_cast<ssize_t>(len)) << i;
@@ -114,7 +88,7 @@ TEST_F(WriteBehind, BytesSizeAndReadsAreExactImmediately) {
   }
   ASSERT_EQ(hio_fsync(f), 0);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), model.size());
   EXPECT_EQ(memcmp(disk.data(), model.data(), model.size()), 0);
   hio_stats s = stats();
@@ -129,11 +103,11 @@ TEST_F(WriteBehind, OverlappingWritesLandInOrder) {
   const size_t len = 2 * M;
   std::vector<char> last;
   for (int i = 0; i < 30; ++i) {
-    last = pattern(len, 100 + static_cast<unsigned>(i));
+    last = testing::random_bytes(len, 100 + static_cast<unsigned>(i));
     ASSERT_EQ(hio_pwrite(f, last.data(), len, 0), static_cast<ssize_t>(len));
   }
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), len);
   EXPECT_EQ(memcmp(disk.data(), last.data(), len), 0);
 }
@@ -143,7 +117,7 @@ TEST_F(WriteBehind, DeferredErrorIsReportedOnceByFsync) {
   hio_file* f;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 7);
+  std::vector<char> data = testing::random_bytes(len, 7);
   ASSERT_EQ(hio_pwrite(f, data.data(), len, 0), static_cast<ssize_t>(len));  // proves direct I/O
   set_completion_hook(fail_at);
   g_fail_offset = 3 * M + 128 * K;
@@ -173,15 +147,15 @@ TEST_F(WriteBehind, StagingMemoryIsBounded) {
   const size_t len = 1 * M;
   std::vector<char> all(64 * len);
   for (int i = 0; i < 64; ++i) {
-    std::vector<char> data = pattern(len, 200 + static_cast<unsigned>(i));
+    std::vector<char> data = testing::random_bytes(len, 200 + static_cast<unsigned>(i));
     memcpy(all.data() + i * len, data.data(), len);
     ASSERT_EQ(hio_pwrite(f, data.data(), len, static_cast<off_t>(i * len)), static_cast<ssize_t>(len));
   }
   // A write larger than the limit is done synchronously.
-  std::vector<char> big = pattern(4 * M, 300);
+  std::vector<char> big = testing::random_bytes(4 * M, 300);
   ASSERT_EQ(hio_pwrite(f, big.data(), big.size(), 64 * M), static_cast<ssize_t>(big.size()));
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), 68 * M);
   EXPECT_EQ(memcmp(disk.data(), all.data(), all.size()), 0);
   EXPECT_EQ(memcmp(disk.data() + 64 * M, big.data(), big.size()), 0);
@@ -195,7 +169,7 @@ TEST_F(WriteBehind, TruncateAndForkWaitForQueuedWrites) {
   hio_file* f;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   const size_t len = 1 * M;
-  std::vector<char> data = pattern(len, 9);
+  std::vector<char> data = testing::random_bytes(len, 9);
   for (int i = 0; i < 8; ++i)
     ASSERT_EQ(hio_pwrite(f, data.data(), len, static_cast<off_t>(i * len)), static_cast<ssize_t>(len));
   // A truncate must not be undone by a queued write landing after it.
@@ -217,7 +191,7 @@ TEST_F(WriteBehind, TruncateAndForkWaitForQueuedWrites) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = slurp(path);
+  std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), 12 * M);
   EXPECT_EQ(memcmp(disk.data() + M, data.data(), len), 0);
   for (size_t i = 2 * M; i < 8 * M; i += 4096) ASSERT_EQ(disk[i], 0) << i;

@@ -1,0 +1,45 @@
+// file_bytes.h - test data and whole-file reads, shared by the engine tests.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hybridio::testing {
+
+// `n` pseudo-random bytes, the same for the same seed.
+inline std::vector<char> random_bytes(size_t n, unsigned seed) {
+  std::vector<char> v(n);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t x = rng();
+    memcpy(&v[i], &x, n - i < 8 ? n - i : 8);
+  }
+  return v;
+}
+
+// The whole file as a plain program reads it (empty if it cannot be opened).
+inline std::vector<char> file_bytes(const std::string& path) {
+  std::vector<char> v;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return v;
+  struct stat st;
+  if (fstat(fd, &st) == 0) v.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < v.size()) {
+    ssize_t n = ::pread(fd, v.data() + done, v.size() - done, static_cast<off_t>(done));
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  v.resize(done);
+  return v;
+}
+
+}  // namespace hybridio::testing
