@@ -246,6 +246,16 @@ void set_engine_settings(const EngineSettings& s) {
 
 void set_completion_hook(CompletionHook hook) { g_hook.store(hook); }
 
+io_uring* calling_thread_ring(unsigned depth) {
+  if (!uring_usable()) return nullptr;
+  return ring_for(std::clamp<unsigned>(depth, 1, 256));
+}
+
+int hooked_result(hio_op op, uint64_t offset, uint64_t len, int res) {
+  const CompletionHook hook = g_hook.load(std::memory_order_relaxed);
+  return hook ? hook(op, offset, len, res) : res;
+}
+
 void reset_uring_detection_for_testing() {
   g_detect.store(kUnknown);
   thread_ring().close();

@@ -28,6 +28,8 @@
 
 #include "hybridio/policy.h"
 
+struct io_uring;
+
 namespace hybridio {
 
 class Stats;
@@ -60,6 +62,17 @@ bool uring_usable();
 // aligned unless `bounce`.  `len` must be at least 2 chunks to be worth it.
 ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
                               bool bounce, const EngineSettings& settings, Stats& stats);
+
+// For a thread that keeps its own chunks in flight across requests (the
+// write-behind writer, write_behind.cc): the calling thread's ring with at
+// least `depth` entries, or nullptr when io_uring is unusable.  Only the
+// calling thread may use it, and never with a parallel_direct() call of
+// its own in progress.
+io_uring* calling_thread_ring(unsigned depth);
+
+// A chunk's completion result as the completion hook (below) rewrites it;
+// `res` itself when no hook is set.
+int hooked_result(hio_op op, uint64_t offset, uint64_t len, int res);
 
 // Testing: called with each chunk's completion result (bytes or -errno)
 // before the engine interprets it; returns the result to use.  A hook can

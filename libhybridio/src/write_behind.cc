@@ -1,6 +1,7 @@
 // write_behind.cc - see write_behind.h.
 #include "write_behind.h"
 
+#include <liburing.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <list>
 #include <thread>
 
 #include "buffer_pool.h"
@@ -76,7 +78,8 @@ struct Job {
 };
 
 // The process-wide queue and its writer thread.  Never destroyed: exit()
-// handlers and late threads may still use it.
+// handlers and late threads may still use it.  A forked child gets a fresh
+// one (the parent's writer thread does not exist there).
 struct Queue {
   std::mutex mu;
   std::condition_variable work;   // jobs queued
@@ -87,82 +90,244 @@ struct Queue {
   bool started = false;
 };
 
-Queue& queue() {
-  static Queue* q = new Queue();
-  return *q;
-}
+std::atomic<Queue*> g_queue{new Queue()};
 
-// Writes one job; returns 0 or the errno to defer.
-int write_job(Job& j) {
+Queue& queue() { return *g_queue.load(std::memory_order_acquire); }
+
+// What the direct writes of a job left undone: a short or refused direct
+// write (EINVAL: not supported; EBADF: the twin went away; EAGAIN) is
+// finished through the page cache, as a synchronous one is; a real error
+// (EIO, ENOSPC) is returned, to be deferred.
+int finish_job(Job& j, uint64_t done, int error) {
   Stats& stats = Runtime::get().stats();
-  char* buf = j.staging.data();
-  uint64_t done = 0;
-  int error = 0;
-  const EngineSettings engine = engine_settings();
-  if (engine.uring && j.len >= 2 * engine.chunk_size && uring_usable()) {
-    ChunkedResult r = parallel_direct(HIO_OP_WRITE, j.dfd, buf, j.len, j.offset, false, engine, stats);
-    done = r.done;
-    error = r.error;
-  } else {
-    while (done < j.len) {
-      ssize_t n = ::pwrite(j.dfd, buf + done, j.len - done, static_cast<off_t>(j.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        error = errno;
-        break;
-      }
-      if (n == 0) break;
-      done += static_cast<uint64_t>(n);
-    }
-  }
   if (done) stats.count_bytes(HIO_OP_WRITE, HIO_PATH_DIRECT, done);
-  // A short or refused direct write (EINVAL: not supported; EBADF: the twin
-  // went away) is finished through the page cache, as a synchronous one is.
-  if (done < j.len && (error == 0 || error == EINVAL || error == EBADF || error == EAGAIN)) {
-    uint64_t rest = 0;
-    error = 0;
-    while (done + rest < j.len) {
-      ssize_t n = ::pwrite(j.fd, buf + done + rest, j.len - done - rest, static_cast<off_t>(j.offset + done + rest));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error = n < 0 ? errno : EIO;
-        break;
-      }
-      rest += static_cast<uint64_t>(n);
+  if (done >= j.len || (error != 0 && error != EINVAL && error != EBADF && error != EAGAIN)) return error;
+  const char* buf = j.staging.data();
+  uint64_t rest = 0;
+  error = 0;
+  while (done + rest < j.len) {
+    ssize_t n = ::pwrite(j.fd, buf + done + rest, j.len - done - rest, static_cast<off_t>(j.offset + done + rest));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
     }
-    if (rest) stats.count_bytes(HIO_OP_WRITE, HIO_PATH_BUFFERED, rest);
+    rest += static_cast<uint64_t>(n);
   }
+  if (rest) stats.count_bytes(HIO_OP_WRITE, HIO_PATH_BUFFERED, rest);
   return error;
 }
 
-void writer_thread() {
-  Queue& q = queue();
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock<std::mutex> lock(q.mu);
-      q.work.wait(lock, [&] { return !q.jobs.empty(); });
-      job = std::move(q.jobs.front());
-      q.jobs.pop_front();
+// Writes one job with synchronous system calls (io_uring unusable or off).
+int write_job_sync(Job& j) {
+  const char* buf = j.staging.data();
+  uint64_t done = 0;
+  int error = 0;
+  while (done < j.len) {
+    ssize_t n = ::pwrite(j.dfd, buf + done, j.len - done, static_cast<off_t>(j.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+      break;
     }
-    int error = write_job(job);
-    if (error) HIO_INFO("write-behind: write of %llu bytes at %llu failed: %s; reported at fsync/close",
-                        static_cast<unsigned long long>(job.len), static_cast<unsigned long long>(job.offset),
-                        strerror(error));
-    const uint64_t len = job.len;
-    job.file->done(job.offset, job.len, error);
-    job.staging.reset();
-    {
-      std::lock_guard<std::mutex> lock(q.mu);
-      q.staged -= len;
-      q.active -= 1;
-    }
-    q.space.notify_all();
+    if (n == 0) break;
+    done += static_cast<uint64_t>(n);
   }
+  return finish_job(j, done, error);
 }
+
+// The job is written (or failed): release it and wake whoever waits for it.
+void retire(Queue& q, Job& job, int error) {
+  if (error) HIO_INFO("write-behind: write of %llu bytes at %llu failed: %s; reported at fsync/close",
+                      static_cast<unsigned long long>(job.len), static_cast<unsigned long long>(job.offset),
+                      strerror(error));
+  const uint64_t len = job.len;
+  job.file->done(job.offset, job.len, error);
+  job.staging.reset();
+  {
+    std::lock_guard<std::mutex> lock(q.mu);
+    q.staged -= len;
+    q.active -= 1;
+  }
+  q.space.notify_all();
+}
+
+// One job in the pipeline: its chunks, submitted in order.
+struct Flight {
+  Job job;
+  uint64_t chunk = 0;
+  uint64_t nchunks = 0;
+  uint64_t next = 0;         // next chunk to submit
+  uint32_t inflight = 0;
+  bool stop = false;         // a chunk failed or came back short: submit no more
+  std::vector<int> results;  // per chunk: bytes or -errno
+
+  uint64_t chunk_len(uint64_t k) const { return std::min(chunk, job.len - k * chunk); }
+  bool finished() const { return inflight == 0 && (stop || next == nchunks); }
+  // The contiguous prefix written, and the errno that ended it.
+  int prefix(uint64_t* done) const {
+    *done = 0;
+    for (uint64_t k = 0; k < next; ++k) {
+      if (results[k] < 0) return -results[k];
+      *done += static_cast<uint64_t>(results[k]);
+      if (static_cast<uint64_t>(results[k]) < chunk_len(k)) return 0;
+    }
+    return 0;
+  }
+};
+
+// The writer keeps up to queue_depth chunks in flight *across* jobs, so the
+// device never idles between one queued write and the next (one job at a
+// time drained the queue at every job's end, like a synchronous caller).
+// Jobs may complete out of order: queued writes never overlap (a write
+// overlapping a queued one waits for it before it is queued).
+class Pipeline {
+ public:
+  explicit Pipeline(Queue& q) : q_(q) {}
+
+  void run() {
+    for (;;) {
+      take_jobs();
+      submit();
+      if (inflight_ == 0) continue;
+      reap();
+      retire_finished();
+    }
+  }
+
+ private:
+  struct Slot {
+    Flight* flight;
+    uint64_t chunk;
+  };
+
+  // Moves queued jobs into the pipeline; blocks only when nothing is in it.
+  void take_jobs() {
+    std::deque<Job> taken;
+    {
+      std::unique_lock<std::mutex> lock(q_.mu);
+      if (flights_.empty()) q_.work.wait(lock, [&] { return !q_.jobs.empty(); });
+      taken.swap(q_.jobs);
+    }
+    for (Job& job : taken) {
+      if (flights_.empty()) settle_settings();
+      if (!ring_) {
+        retire(q_, job, write_job_sync(job));
+        continue;
+      }
+      Flight f;
+      f.job = std::move(job);
+      f.chunk = chunk_;
+      f.nchunks = (f.job.len + chunk_ - 1) / chunk_;
+      f.results.assign(f.nchunks, 0);
+      flights_.push_back(std::move(f));
+      Stats& s = Runtime::get().stats();
+      s.add(s.uring_requests);
+    }
+  }
+
+  // Settings (and the ring's size) change only while nothing is in flight.
+  void settle_settings() {
+    const EngineSettings e = engine_settings();
+    depth_ = std::clamp<uint32_t>(e.queue_depth, 1, 256);
+    chunk_ = e.chunk_size;
+    ring_ = e.uring ? calling_thread_ring(depth_) : nullptr;
+    slots_.assign(depth_, Slot{nullptr, 0});
+    free_.clear();
+    for (uint32_t i = depth_; i-- > 0;) free_.push_back(i);
+  }
+
+  void submit() {
+    uint64_t submitted = 0;
+    for (Flight& f : flights_) {
+      while (!f.stop && f.next < f.nchunks && inflight_ < depth_) {
+        io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+        if (!sqe) break;
+        const uint64_t k = f.next++;
+        const uint32_t slot = free_.back();
+        free_.pop_back();
+        slots_[slot] = Slot{&f, k};
+        io_uring_prep_write(sqe, f.job.dfd, f.job.staging.data() + k * f.chunk,
+                            static_cast<unsigned>(f.chunk_len(k)), f.job.offset + k * f.chunk);
+        io_uring_sqe_set_data64(sqe, slot);
+        ++f.inflight;
+        ++inflight_;
+        ++submitted;
+      }
+    }
+    if (submitted) {
+      Stats& s = Runtime::get().stats();
+      s.add(s.uring_chunks, submitted);
+    }
+  }
+
+  void reap() {
+    int rc = io_uring_submit_and_wait(ring_, 1);
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+      // The ring refusing to enter is not an I/O error: the staged data must
+      // stay until the kernel is done with it, so keep waiting.
+      HIO_WARN("write-behind: io_uring_submit_and_wait: %s; retrying", strerror(-rc));
+      usleep(1000);
+    }
+    io_uring_cqe* cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(ring_, head, cqe) {
+      ++seen;
+      const uint32_t slot = static_cast<uint32_t>(io_uring_cqe_get_data64(cqe));
+      Flight& f = *slots_[slot].flight;
+      const uint64_t k = slots_[slot].chunk;
+      free_.push_back(slot);
+      const uint64_t n = f.chunk_len(k);
+      const uint64_t at = f.job.offset + k * f.chunk;
+      int res = hooked_result(HIO_OP_WRITE, at, n, cqe->res);
+      if (res == -EAGAIN || res == -EINTR) {
+        // Retried synchronously, as a blocking system call would have done.
+        Stats& s = Runtime::get().stats();
+        s.add(s.uring_retries);
+        ssize_t w;
+        do {
+          w = ::pwrite(f.job.dfd, f.job.staging.data() + k * f.chunk, n, static_cast<off_t>(at));
+        } while (w < 0 && errno == EINTR);
+        res = w < 0 ? -errno : static_cast<int>(w);
+      }
+      f.results[k] = res;
+      if (res < 0 || static_cast<uint64_t>(res) < n) f.stop = true;
+      --f.inflight;
+      --inflight_;
+    }
+    io_uring_cq_advance(ring_, seen);
+  }
+
+  void retire_finished() {
+    for (auto it = flights_.begin(); it != flights_.end();) {
+      if (!it->finished()) {
+        ++it;
+        continue;
+      }
+      uint64_t done = 0;
+      int error = it->prefix(&done);
+      retire(q_, it->job, finish_job(it->job, done, error));
+      it = flights_.erase(it);
+    }
+  }
+
+  Queue& q_;
+  std::list<Flight> flights_;  // stable addresses: slots point into it
+  io_uring* ring_ = nullptr;
+  uint32_t depth_ = 1;
+  uint64_t chunk_ = 1 << 20;
+  uint32_t inflight_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+};
+
+void writer_thread(Queue* q) { Pipeline(*q).run(); }
 
 void drain_at_fork() { write_behind_drain(); }
 void drain_at_exit() { write_behind_drain(); }
+// The child has no writer thread, and the parent's queue lock may be held by
+// a thread that does not exist there: it starts with a queue of its own.
+void fresh_queue_in_child() { g_queue.store(new Queue(), std::memory_order_release); }
 
 }  // namespace
 
@@ -181,13 +346,16 @@ bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data,
     if (!q.started) {
       // A writer thread that exit() and fork() wait for.
       try {
-        std::thread(writer_thread).detach();
+        std::thread(writer_thread, &q).detach();
       } catch (...) {
         return false;
       }
       q.started = true;
-      atexit(drain_at_exit);
-      pthread_atfork(drain_at_fork, nullptr, nullptr);
+      static std::once_flag handlers;
+      std::call_once(handlers, [] {
+        atexit(drain_at_exit);
+        pthread_atfork(drain_at_fork, nullptr, fresh_queue_in_child);
+      });
     }
     if (q.staged + len > limit) {
       stats.add(stats.write_behind_stalls);

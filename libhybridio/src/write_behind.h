@@ -3,8 +3,9 @@
 //
 // The body of a direct-bound write is copied into an aligned staging buffer
 // (from the NUMA-local pool) and queued; the call returns, and a process-wide
-// writer thread writes it direct (through the parallel engine) while the
-// caller prepares its next request - the way an asynchronous checkpoint
+// writer thread writes it direct, keeping up to HYBRIDIO_QUEUE_DEPTH chunks
+// in flight across queued writes (so the device does not idle between them)
+// while the caller prepares its next request - the way an asynchronous checkpoint
 // writer overlaps serialisation with I/O.  What stays exactly as with
 // synchronous writes, for everything done through the library:
 //
