@@ -77,6 +77,15 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
          return true;
        },
        [](const O& o) { return OptValue::yes(!o.drop_caches); }},
+      {"no-warm-up", nullptr,
+       "skip the untimed page-cache memory warm-up before every write and restore (see docs/bench.md)",
+       [](O& o, const std::string& v) {
+         bool b;
+         if (!parse_flag(v, &b)) return false;
+         o.warm_up = !b;
+         return true;
+       },
+       [](const O& o) { return OptValue::yes(!o.warm_up); }},
       {"no-verify", nullptr, "skip checking the restored bytes",
        [](O& o, const std::string& v) {
          bool b;
@@ -208,6 +217,21 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   size_t measured = 0;
   for (size_t k = 0; k < o.policies.size(); ++k) measured += report.rows[write_row[k]].status == "ok";
   Progress progress(2 * total * measured * o.repeat);
+  // Before every write and every restore, the same page-cache memory state
+  // for every policy (io_runner.h: warm_page_cache_memory).  Without it, on
+  // VMs that hand freed memory back to the host, a buffered restore reuses
+  // the pages its own write filled while a policy that wrote direct pays
+  // for fresh memory, and the restore comparison measures that instead.
+  std::string warm_up_error;
+  auto warm_up = [&](const char* policy) {
+    if (!o.warm_up || !warm_up_error.empty()) return;
+    progress.set_label(std::string(policy) + " warm-up");
+    std::string why = warm_page_cache_memory(o.directory, total);
+    if (!why.empty()) {
+      warm_up_error = why;
+      fprintf(stderr, "%s: page-cache memory warm-up failed, continuing without: %s\n", prog, why.c_str());
+    }
+  };
   int rc = 0;
   // Interleave: every repeat runs every policy, and each repeat starts one
   // policy later, so that none always follows the same neighbour (on VMs,
@@ -232,11 +256,13 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
       cfg.engine = engine;
       cfg.fsync_end = true;  // a checkpoint is written when it is durable
       cfg.progress = &progress;
+      warm_up(hio_mode_name(mode));
       progress.set_label(std::string(hio_mode_name(mode)) + " write");
       RunOutcome w = run_threads(plans, cfg);
       RunOutcome r;
       if (w.error.empty()) {
         report.cold = o.drop_caches ? drop_caches(files) : "none";
+        warm_up(hio_mode_name(mode));
         for (auto& p : plans) {
           p.open_flags = O_RDONLY;
           for (IoUnit& u : p.units) u.op = HIO_OP_READ;
@@ -260,19 +286,25 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
     }
   }
   progress.finish();
+  if (!warm_up_error.empty())
+    for (auto& row : report.rows) row.notes.push_back("memory warm-up failed: " + warm_up_error);
   if (report.cold == "fadvise")
     for (auto& row : report.rows)
       if (row.op == HIO_OP_READ) row.notes.push_back("not root: only the shards' pages dropped (fadvise)");
 
-  char title[512];
+  char title[1024];
   snprintf(title, sizeof title,
            "Checkpoint %s (MLPerf: %.0f GiB over %u ranks) at scale %.4f: %u rank%s x %.2f GiB shard = %.2f GiB,\n"
-           "%u of %u tensor records per shard, calls up to %.1f MiB, fsync included; restore %s%s; %s",
+           "%u of %u tensor records per shard, calls up to %.1f MiB, fsync included; restore %s%s; %s;\n"
+           "%s",
            preset.label, preset.mlperf_bytes / double(1ULL << 30), preset.mlperf_ranks, scale, ranks,
            ranks == 1 ? "" : "s", layout.bytes / double(1ULL << 30), total / double(1ULL << 30), layout.tensors_kept,
            layout.tensors_total, call / double(1 << 20),
            o.drop_caches ? "cold (" : "warm", o.drop_caches ? (report.cold + ")").c_str() : "",
-           o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs").c_str() : "one run");
+           o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs").c_str() : "one run",
+           o.warm_up ? "before every write and restore, untimed, the same page-cache memory state for every policy "
+                       "(a sparse file of the checkpoint's size read and dropped)"
+                     : "no page-cache memory warm-up (--no-warm-up): results depend on what ran before");
   FILE* out = o.json_path == "-" ? stderr : stdout;
   print_table(out, report, [&](const std::string&) { return std::string(title); });
   fprintf(out, "GB/s: all ranks' bytes over the time until the slowest rank is done.\n");
@@ -315,6 +347,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
         .field("record_bytes_max", sizes.empty() ? 0 : sizes.back())
         .field("largest_call_bytes", call)
         .field("time_is", "slowest rank (start signal to the last rank's fsync)")
+        .field("memory_warm_up_bytes", o.warm_up && warm_up_error.empty() ? total : 0)
         .end_object();
   };
   if (!o.json_path.empty() && !write_report_json(report, o.json_path)) return 1;

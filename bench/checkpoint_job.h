@@ -25,6 +25,7 @@ struct CheckpointOptions {
   std::vector<hio_mode> policies = {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE, HIO_MODE_HYBRID};
   unsigned repeat = 1;
   bool drop_caches = true;
+  bool warm_up = true;         // same page-cache memory state before every phase (io_runner.h)
   bool verify = true;
   std::string json_path;
 };

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -179,6 +180,27 @@ std::string drop_caches(const std::vector<std::string>& files) {
     close(ffd);
   }
   return how;
+}
+
+std::string warm_page_cache_memory(const std::string& dir, uint64_t bytes) {
+  char name[64];
+  snprintf(name, sizeof name, "/.hybridio-warm-up.%d", static_cast<int>(getpid()));
+  std::string path = dir + name;
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot create " + path + ": " + strerror(errno);
+  unlink(path.c_str());  // the pages stay until the descriptor is closed
+  std::string why;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) why = std::string("ftruncate: ") + strerror(errno);
+  constexpr size_t kChunk = 8u << 20;
+  std::vector<char> buf(why.empty() ? kChunk : 0);
+  for (uint64_t at = 0; at < bytes && why.empty(); at += kChunk) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, bytes - at));
+    ssize_t r = pread(fd, buf.data(), n, static_cast<off_t>(at));
+    if (r != static_cast<ssize_t>(n)) why = "read: " + std::string(r < 0 ? strerror(errno) : "short");
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);  // frees the file and any page left
+  return why;
 }
 
 void set_library_policy(hio_mode mode, unsigned queue_depth) {

@@ -61,6 +61,21 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& co
 // ("drop_caches" or "fadvise").
 std::string drop_caches(const std::vector<std::string>& files);
 
+// Brings page-cache memory to the same state before a timed phase, whatever
+// ran before it (untimed): `bytes` of page cache are allocated and freed
+// again by reading a sparse file of that size through the page cache (no
+// device I/O, no disk space on filesystems with holes), dropping its pages
+// and deleting it.  Why: on VMs whose freed memory goes back to the host
+// (virtio-balloon free page reporting), a page the guest has not used
+// recently costs a host fault on first touch (0.3-1 GB/s here), while one
+// the page cache freed moments ago is reused at full speed.  Without this,
+// a buffered restore reuses the pages its own write filled and
+// drop_caches freed, and a policy whose write went direct pays for fresh
+// memory.  Anonymous memory does not do (measured: its freed pages go back
+// to the host at once).  Returns "" or why it could not (the phase then
+// runs anyway).
+std::string warm_page_cache_memory(const std::string& dir, uint64_t bytes);
+
 // Sets the library's policy mode; with queue_depth > 0 also its engine queue depth.
 void set_library_policy(hio_mode mode, unsigned queue_depth);
 
