@@ -29,7 +29,7 @@
 #include "hybridio/hybridio.h"
 #include "runtime.h"
 #include "file_bytes.h"
-#include "temp_dir.h"
+#include "engine_fixture.h"
 
 namespace hybridio {
 namespace {
@@ -63,40 +63,19 @@ int inject(hio_op, uint64_t offset, uint64_t len, int res) {
   return r > 0 && static_cast<uint64_t>(r) >= len ? res : r;
 }
 
-class UringEngine : public ::testing::Test {
+class UringEngine : public testing::DirectEngineTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(dir_.ok());
-    hio_engine_get(&saved_);
-    hio_policy_get(&saved_policy_);
-    hio_policy_config c = saved_policy_;
-    hio_policy_config_defaults(&c);
-    c.mode = HIO_MODE_DIRECT;  // every aligned body goes direct
-    hio_policy_set(&c);
-    hio_engine_config e = saved_;
-    e.queue_depth = 4;
-    e.chunk_size = 64 * K;
+  void configure(hio_engine_config& e) override {
+    testing::DirectEngineTest::configure(e);
     e.uring = 1;
-    hio_engine_set(&e);
-    hio_stats_reset();
+  }
+  void SetUp() override {
+    testing::DirectEngineTest::SetUp();
     g_fail_offset = ~0ULL;
     g_fail_once = false;
     g_hook_calls = 0;
     if (!uring_usable()) GTEST_SKIP() << "io_uring is not usable here; the fallback tests cover this machine";
   }
-  void TearDown() override {
-    set_completion_hook(nullptr);
-    hio_engine_set(&saved_);
-    hio_policy_set(&saved_policy_);
-  }
-  hio_stats stats() {
-    hio_stats s;
-    hio_stats_get(&s);
-    return s;
-  }
-  hybridio::testing::TempDir dir_;
-  hio_engine_config saved_;
-  hio_policy_config saved_policy_;
 };
 
 TEST_F(UringEngine, AlignedAndBouncedBodiesAreByteExact) {

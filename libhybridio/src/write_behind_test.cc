@@ -18,7 +18,7 @@
 
 #include "hybridio/hybridio.h"
 #include "file_bytes.h"
-#include "temp_dir.h"
+#include "engine_fixture.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -31,38 +31,17 @@ int fail_at(hio_op op, uint64_t offset, uint64_t, int res) {
   return op == HIO_OP_WRITE && offset == g_fail_offset.load() ? -EIO : res;
 }
 
-class WriteBehind : public ::testing::Test {
+class WriteBehind : public testing::DirectEngineTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(dir_.ok());
-    hio_engine_get(&saved_);
-    hio_policy_get(&saved_policy_);
-    hio_policy_config c = saved_policy_;
-    hio_policy_config_defaults(&c);
-    c.mode = HIO_MODE_DIRECT;
-    hio_policy_set(&c);
-    hio_engine_config e = saved_;
-    e.chunk_size = 64 * K;
-    e.queue_depth = 4;
+  void configure(hio_engine_config& e) override {
+    testing::DirectEngineTest::configure(e);
     e.write_behind = 1;
     e.write_behind_limit = 8 * M;
-    hio_engine_set(&e);
-    hio_stats_reset();
+  }
+  void SetUp() override {
+    testing::DirectEngineTest::SetUp();
     g_fail_offset = ~0ULL;
   }
-  void TearDown() override {
-    set_completion_hook(nullptr);
-    hio_engine_set(&saved_);
-    hio_policy_set(&saved_policy_);
-  }
-  hio_stats stats() {
-    hio_stats s;
-    hio_stats_get(&s);
-    return s;
-  }
-  hybridio::testing::TempDir dir_;
-  hio_engine_config saved_;
-  hio_policy_config saved_policy_;
 };
 
 TEST_F(WriteBehind, BytesSizeAndReadsAreExactImmediately) {
