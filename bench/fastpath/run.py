@@ -22,7 +22,8 @@ Usage (root, for drop_caches):
   bench/fastpath/run.py --lib build/lib/libhybridio.so --dir /work/scratch \
       --size 6G --repeat 5 --json out.json [--variants buffered,hybrid,hybrid_wb,fio]
 
-A variant is NAME[:ENV=VALUE,...]; defined below.  The worker mode
+A variant is NAME[:ENV=VALUE[+ENV=VALUE...]] (NAME defined below), e.g.
+hybrid_wb:HYBRIDIO_QUEUE_DEPTH=16+HYBRIDIO_CHUNK_SIZE=2M.  The worker mode
 (--worker) is what each measurement process runs.
 """
 import argparse, ctypes, json, mmap, os, random, resource, statistics, subprocess, sys, time
@@ -142,12 +143,26 @@ def worker(a):
 
 # ---- driver -------------------------------------------------------------------
 
+def variant_env(variant):
+    """NAME[:ENV=VALUE[+ENV=VALUE...]]: a variant of VARIANTS with extra environment."""
+    name, _, extra = variant.partition(":")
+    if name not in VARIANTS:
+        sys.exit(f"run.py: unknown variant '{name}' (known: {', '.join(sorted(VARIANTS))}, fio)")
+    env = dict(VARIANTS[name])
+    for item in filter(None, extra.split("+")):
+        key, eq, value = item.partition("=")
+        if not eq or not key.startswith("HYBRIDIO_"):
+            sys.exit(f"run.py: variant '{variant}': '{item}' is not HYBRIDIO_NAME=VALUE")
+        env[key] = value
+    return env
+
+
 def run_worker(a, variant, phase, path, size, extra_env=None, count=0):
     env = dict(os.environ)
     for k in list(env):
         if k.startswith("HYBRIDIO_"):
             del env[k]
-    env.update(VARIANTS[variant])
+    env.update(variant_env(variant))
     env.update(extra_env or {})
     cmd = [sys.executable, __file__, "--worker", "--lib", a.lib, "--phase", phase, "--file", path,
            "--size", str(size), "--bs", str(a.bs), "--count", str(count)]
