@@ -30,6 +30,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py, shared with bench/torch/)
+
 TORCH_ONCE = os.path.join(HERE, "..", "torch", "checkpoint_once.py")
 SCHEMA = "hybridio-compare/1"
 
@@ -58,23 +61,6 @@ def human(n):
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def drop_caches(path):
-    """Whole page cache when root, else just the file's pages; returns how."""
-    how = "fadvise"
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
-        how = "drop_caches"
-    except OSError:
-        pass
-    if os.path.exists(path):
-        fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-    return how
 
 
 def run_measured(cmd, env, out_path=None):

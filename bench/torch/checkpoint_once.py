@@ -8,23 +8,10 @@ import os
 import sys
 import time
 
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py, torch-free)
 
-
-def drop_cache(path):
-    """Drops the file from the page cache: globally when root, else just the file."""
-    how = "fadvise"
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
-        how = "drop_caches"
-    except OSError:
-        pass
-    fd = os.open(path, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
-    return how
+import torch  # noqa: E402
 
 
 def main():
@@ -45,7 +32,7 @@ def main():
     os.close(fd)
     save_s = time.perf_counter() - t0
     nbytes = os.path.getsize(path)
-    cold = drop_cache(path)
+    cold = drop_caches(path)
     t0 = time.perf_counter()
     back = torch.load(path)
     load_s = time.perf_counter() - t0
