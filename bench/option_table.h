@@ -1,6 +1,7 @@
 // option_table.h - options declared once, in a table that drives parsing
 // (command line and job files), --help and the echo of every setting in
-// the report.  Used by `hybridio bench` and `hybridio bench checkpoint`.
+// the report.  Used by `hybridio bench`, `hybridio bench checkpoint` and
+// `hybridio run`.
 //
 // Each entry names the option, its value's metavariable (nullptr for a
 // flag), a one-line help, a parser into the settings struct (false: the
@@ -85,6 +86,27 @@ bool apply_option(const std::vector<OptionSpec<T>>& table, const std::string& na
   return true;
 }
 
+// Applies the option argv[*i] ("--name", "--name=value", or "--name value"
+// for an option that takes a value, which then consumes argv[*i + 1]);
+// leaves *i on the last argument used.  On failure writes one line into *error.
+template <typename T>
+bool apply_argument(const std::vector<OptionSpec<T>>& table, int argc, char** argv, int* i, T* settings,
+                    std::string* error) {
+  std::string name = std::string(argv[*i]).substr(2), value;
+  size_t eq = name.find('=');
+  bool has_value = eq != std::string::npos;
+  if (has_value) {
+    value = name.substr(eq + 1);
+    name.resize(eq);
+  }
+  const OptionSpec<T>* o = find_option(table, name);
+  if (o && o->metavar && !has_value && *i + 1 < argc) {
+    value = argv[++*i];
+    has_value = true;
+  }
+  return apply_option(table, name, value, has_value, settings, error);
+}
+
 // Splits argv into options (applied in order) and positional arguments.
 // Returns 0 when parsed, 1 when --help was asked for, 2 on an error
 // (written into *error).
@@ -102,20 +124,30 @@ int parse_command_line(const std::vector<OptionSpec<T>>& table, int argc, char**
       *error = "unexpected argument '" + arg + "' (see --help)";
       return 2;
     }
-    std::string name = arg.substr(2), value;
-    size_t eq = name.find('=');
-    bool has_value = eq != std::string::npos;
-    if (has_value) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    const OptionSpec<T>* o = find_option(table, name);
-    if (o && o->metavar && !has_value && i + 1 < argc) {
-      value = argv[++i];
-      has_value = true;
-    }
-    if (!apply_option(table, name, value, has_value, settings, error)) return 2;
+    if (!apply_argument(table, argc, argv, &i, settings, error)) return 2;
   }
+  return 0;
+}
+
+// Options in front of a command (`hybridio run [options] [--] COMMAND ARGS`):
+// parses up to "--" or the first argument that is not an option, and sets
+// *command to the index of the command's first word (argc if none).  The
+// command's own arguments are never looked at.  Returns as parse_command_line.
+template <typename T>
+int parse_leading_options(const std::vector<OptionSpec<T>>& table, int argc, char** argv, T* settings,
+                          int* command, std::string* error) {
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") return 1;
+    if (arg.rfind("--", 0) != 0) break;
+    if (!apply_argument(table, argc, argv, &i, settings, error)) return 2;
+  }
+  *command = i;
   return 0;
 }
 

@@ -13,12 +13,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "config.h"
 #include "json_lite.h"
+#include "option_table.h"
 
 #ifndef HYBRIDIO_INSTALL_LIBDIR
 #define HYBRIDIO_INSTALL_LIBDIR "lib"
@@ -27,30 +29,86 @@
 namespace hybridio::bench {
 namespace {
 
-struct RunOption {
-  const char* name;
-  const char* variable;  // the HYBRIDIO_* variable it sets, or nullptr
-  const char* help;
+// What the command line sets.  An option not given sets nothing: the
+// program then sees the caller's own HYBRIDIO_* variables, or the
+// library's defaults.
+struct RunSettings {
+  // Unset: not given (an empty value is given, and sets the variable empty).
+  std::optional<std::string> policy, write_threshold, read_threshold, include, exclude, trace, config;
+  std::string stats;  // the combined counters as JSON
+  bool quiet = false;
 };
 
-const RunOption kRunOptions[] = {
-    {"policy", "HYBRIDIO_POLICY", "hybrid|buffered|direct|dontcache"},
-    {"write-threshold", "HYBRIDIO_WRITE_THRESHOLD", "writes at least this large go direct (e.g. 2M)"},
-    {"read-threshold", "HYBRIDIO_READ_THRESHOLD", "reads at least this large go direct (e.g. 8M)"},
-    {"include", "HYBRIDIO_INCLUDE", "only accelerate these paths (colon-separated prefixes or globs)"},
-    {"exclude", "HYBRIDIO_EXCLUDE", "never accelerate these paths"},
-    {"trace", "HYBRIDIO_TRACE", "write one line per decision to this file"},
-    {"config", "HYBRIDIO_CONFIG", "read settings from this file"},
-    {"stats", nullptr, "write the combined counters of all processes as JSON to this file"},
-    {"quiet", nullptr, "no summary on stderr"},
+// One row per option that becomes a HYBRIDIO_* variable of the program.
+struct EnvOption {
+  const char* option;
+  const char* variable;
+  std::optional<std::string> RunSettings::*field;
 };
+
+const EnvOption kEnvOptions[] = {
+    {"policy", "HYBRIDIO_POLICY", &RunSettings::policy},
+    {"write-threshold", "HYBRIDIO_WRITE_THRESHOLD", &RunSettings::write_threshold},
+    {"read-threshold", "HYBRIDIO_READ_THRESHOLD", &RunSettings::read_threshold},
+    {"include", "HYBRIDIO_INCLUDE", &RunSettings::include},
+    {"exclude", "HYBRIDIO_EXCLUDE", &RunSettings::exclude},
+    {"trace", "HYBRIDIO_TRACE", &RunSettings::trace},
+    {"config", "HYBRIDIO_CONFIG", &RunSettings::config},
+};
+
+const std::vector<OptionSpec<RunSettings>>& run_option_table() {
+  using O = RunSettings;
+  // per_job false: about this launcher, not the program (left out of the summary's echo).
+  static const std::vector<OptionSpec<O>> table = {
+      {"policy", "P", "hybrid|buffered|direct|dontcache (HYBRIDIO_POLICY)",
+       [](O& o, const std::string& v) {
+         hio_mode mode;
+         o.policy = v;
+         return parse_mode(v, &mode);
+       },
+       [](const O& o) { return OptValue::str(o.policy.value_or("")); }},
+      {"write-threshold", "SIZE", "writes at least this large go direct, e.g. 2M (HYBRIDIO_WRITE_THRESHOLD)",
+       [](O& o, const std::string& v) {
+         uint64_t size;
+         o.write_threshold = v;
+         return parse_size(v, &size);
+       },
+       [](const O& o) { return OptValue::str(o.write_threshold.value_or("")); }},
+      {"read-threshold", "SIZE", "reads at least this large go direct, e.g. 8M (HYBRIDIO_READ_THRESHOLD)",
+       [](O& o, const std::string& v) {
+         uint64_t size;
+         o.read_threshold = v;
+         return parse_size(v, &size);
+       },
+       [](const O& o) { return OptValue::str(o.read_threshold.value_or("")); }},
+      {"include", "LIST", "only accelerate these paths: colon-separated prefixes or globs (HYBRIDIO_INCLUDE)",
+       [](O& o, const std::string& v) { o.include = v; return true; },
+       [](const O& o) { return OptValue::str(o.include.value_or("")); }},
+      {"exclude", "LIST", "never accelerate these paths (HYBRIDIO_EXCLUDE)",
+       [](O& o, const std::string& v) { o.exclude = v; return true; },
+       [](const O& o) { return OptValue::str(o.exclude.value_or("")); }},
+      {"trace", "FILE", "write one line per decision to this file (HYBRIDIO_TRACE)",
+       [](O& o, const std::string& v) { o.trace = v; return true; },
+       [](const O& o) { return OptValue::str(o.trace.value_or("")); }},
+      {"config", "FILE", "read settings from this file (HYBRIDIO_CONFIG)",
+       [](O& o, const std::string& v) { o.config = v; return true; },
+       [](const O& o) { return OptValue::str(o.config.value_or("")); }},
+      {"stats", "FILE", "write the combined counters of all processes as JSON (hybridio-run/1) to this file",
+       [](O& o, const std::string& v) { o.stats = v; return true; },
+       [](const O& o) { return OptValue::str(o.stats); }, false},
+      {"quiet", nullptr, "no summary on stderr",
+       [](O& o, const std::string& v) { return parse_flag(v, &o.quiet); },
+       [](const O& o) { return OptValue::yes(o.quiet); }, false},
+  };
+  return table;
+}
 
 void usage(FILE* out) {
-  fprintf(out, "usage: hybridio run [options] -- COMMAND [ARGS...]\n\n"
+  fprintf(out, "usage: hybridio run [options] [--] COMMAND [ARGS...]\n\n"
                "Runs COMMAND with libhybridio's LD_PRELOAD shim, so that its large reads and writes\n"
-               "take the direct path, and prints what happened when it exits.\n\noptions:\n");
-  for (const RunOption& o : kRunOptions)
-    fprintf(out, "  --%-18s %s\n", (std::string(o.name) + (strcmp(o.name, "quiet") ? "=V" : "")).c_str(), o.help);
+               "take the direct path, and prints what happened when it exits.  Options not given\n"
+               "leave the program's HYBRIDIO_* environment as it is.\n\noptions:\n");
+  print_option_help(out, run_option_table(), RunSettings{});
 }
 
 std::string dir_of(const std::string& path) {
@@ -90,9 +148,10 @@ std::string human_bytes(double b) {
   return buf;
 }
 
-void summarise(const JsonValue& total, int processes, double seconds, const std::string& what) {
-  fprintf(stderr, "hybridio run: %s after %.1f s, %d process%s with the shim\n", what.c_str(), seconds, processes,
-          processes == 1 ? "" : "es");
+void summarise(const JsonValue& total, int processes, double seconds, const std::string& what,
+               const std::string& settings) {
+  fprintf(stderr, "hybridio run: %s after %.1f s, %d process%s with the shim%s%s\n", what.c_str(), seconds, processes,
+          processes == 1 ? "" : "es", settings.empty() ? "" : "; ", settings.c_str());
   for (const char* op : {"write", "read"}) {
     double d = json_number(total, std::string(op) + ".direct.bytes");
     double b = json_number(total, std::string(op) + ".buffered.bytes");
@@ -140,62 +199,26 @@ int merge_stats(const std::string& dir, JsonValue* total) {
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  std::vector<std::pair<std::string, std::string>> env;
-  std::string stats_out;
-  bool quiet = false;
+  RunSettings o;
+  std::string error;
   int i = 0;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg == "-h" || arg == "--help") {
-      usage(stdout);
-      return 0;
-    }
-    if (arg.rfind("--", 0) != 0) break;  // the command itself, without "--"
-    std::string name = arg.substr(2), value;
-    size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    const RunOption* opt = nullptr;
-    for (const RunOption& o : kRunOptions)
-      if (name == o.name) opt = &o;
-    if (!opt) {
-      fprintf(stderr, "hybridio run: unknown option --%s (see --help)\n", name.c_str());
-      return 2;
-    }
-    if (name == "quiet") {
-      quiet = true;
-      continue;
-    }
-    if (eq == std::string::npos) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "hybridio run: --%s needs a value: %s\n", name.c_str(), opt->help);
-        return 2;
-      }
-      value = argv[++i];
-    }
-    uint64_t size;
-    hio_mode mode;
-    if ((name == "policy" && !parse_mode(value, &mode)) ||
-        (name.find("threshold") != std::string::npos && !parse_size(value, &size))) {
-      fprintf(stderr, "hybridio run: --%s=%s is not valid: %s\n", name.c_str(), value.c_str(), opt->help);
-      return 2;
-    }
-    if (opt->variable)
-      env.emplace_back(opt->variable, value);
-    else
-      stats_out = value;
+  int st = parse_leading_options(run_option_table(), argc, argv, &o, &i, &error);
+  if (st == 1) {
+    usage(stdout);
+    return 0;
+  }
+  if (st == 2) {
+    fprintf(stderr, "hybridio run: %s\n", error.c_str());
+    return 2;
   }
   if (i >= argc) {
     fprintf(stderr, "hybridio run: no command given\n");
     usage(stderr);
     return 2;
   }
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const EnvOption& e : kEnvOptions)
+    if (o.*e.field) env.emplace_back(e.variable, *(o.*e.field));
   std::string shim = find_shim();
   if (shim.empty()) {
     fprintf(stderr, "hybridio run: cannot find libhybridio_preload.so next to this program; set HYBRIDIO_PRELOAD_LIB\n");
@@ -239,12 +262,19 @@ int run_command(int argc, char** argv) {
   rmdir(stats_dir.c_str());
   std::string what = WIFEXITED(status) ? std::string(argv[i]) + " exited with status " + std::to_string(WEXITSTATUS(status))
                                        : std::string(argv[i]) + " was killed by signal " + std::to_string(WTERMSIG(status));
-  if (!quiet) summarise(total, processes, seconds, what);
-  if (!stats_out.empty()) {
+  if (!o.quiet) summarise(total, processes, seconds, what, echo_settings_line(run_option_table(), o, true));
+  if (!o.stats.empty()) {
     total.members["schema"] = JsonValue{JsonValue::Kind::kString, 0, "hybridio-run/1", {}};
     total.members["processes"] = JsonValue{JsonValue::Kind::kNumber, static_cast<double>(processes), "", {}};
     total.members["seconds"] = JsonValue{JsonValue::Kind::kNumber, seconds, "", {}};
-    std::ofstream(stats_out) << to_json(total) << "\n";
+    JsonValue settings{JsonValue::Kind::kObject, 0, "", {}};
+    for (const auto& opt : run_option_table()) {
+      OptValue v = opt.show(o);
+      settings.members[opt.name] = v.kind == OptKind::kFlag ? JsonValue{JsonValue::Kind::kRaw, 0, v.flag ? "true" : "false", {}}
+                                                           : JsonValue{JsonValue::Kind::kString, 0, v.text, {}};
+    }
+    total.members["settings"] = settings;
+    std::ofstream(o.stats) << to_json(total) << "\n";
   }
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);

@@ -21,6 +21,15 @@ check "--policy=buffered keeps everything buffered" "$HIO" run --quiet --policy=
   dd if=/dev/zero of="$WORK/dd2.bin" bs=4M count=4 status=none
 check "buffered run has no direct bytes" "$PY" -c "
 import json; s = json.load(open('$WORK/b.json')); assert s.get('write', {}).get('direct', {}).get('bytes', 0) == 0, s"
+check "the combined stats echo the settings" "$PY" -c "
+import json; s = json.load(open('$WORK/b.json'))['settings']
+assert s['policy'] == 'buffered' and s['read-threshold'] == '' and s['quiet'] is True, s"
+check "the command's own options are its own (with and without --)" sh -c \
+  "'$HIO' run --quiet -- sh -c 'exit 3' --policy=x; [ \$? -eq 3 ] && '$HIO' run --quiet sh -c 'exit 4' --frob; [ \$? -eq 4 ]"
+check "--help lists every option" sh -c "'$HIO' run --help | grep -c -e '--policy=P' -e '--write-threshold=SIZE' \
+  -e '--read-threshold=SIZE' -e '--include=LIST' -e '--exclude=LIST' -e '--trace=FILE' -e '--config=FILE' \
+  -e '--stats=FILE' -e '--quiet' | grep -qx 9"
+check "a missing value is refused with status 2" sh -c "'$HIO' run --policy 2>'$WORK/err'; [ \$? -eq 2 ] && grep -q 'needs a value' '$WORK/err'"
 check "a bad option is refused with status 2" sh -c "'$HIO' run --policy=fast -- true 2>'$WORK/err'; [ \$? -eq 2 ] && grep -q 'is not valid' '$WORK/err'"
 check "no command is refused with status 2" sh -c "'$HIO' run 2>/dev/null; [ \$? -eq 2 ]"
 finish
