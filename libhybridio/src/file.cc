@@ -463,25 +463,33 @@ bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t reque
   if (!engine.write_behind || len > engine.write_behind_limit || !direct_proven_.load()) return false;
   int dfd = direct_fd();
   if (dfd < 0) return false;
-  // The size is right before the call returns: if the request extends the
-  // file and has no tail to do it, the body's last byte is written through
-  // the page cache now (a write only ever grows the size; the queued direct
-  // write rewrites the same byte).  Not fallocate, as the synchronous engine
+  // The size is right before the call returns.  If the request extends the
+  // file and has no tail to do it, the body's last page is written through
+  // the page cache now (a write only ever grows the size) and only the body
+  // before that page is queued.  Not fallocate, as the synchronous engine
   // does: fallocate waits for every direct write in flight on the inode
   // (10-20 us idle, 15-75 ms behind a queue of 4 MiB writes on the
   // development VM), which would drain the queue at every queued write.
+  // Not a page-cache byte that a queued direct write then covers: the kernel
+  // flushes such a page before the direct write, under the inode lock,
+  // behind the whole device queue.
+  uint64_t queued = len;
   if (request_end == offset + len) {
     struct stat st;
     if (fstat(fd_, &st) != 0) return false;
     if (static_cast<uint64_t>(st.st_size) < request_end) {
-      ssize_t n;
-      do {
-        n = ::pwrite(fd_, buf + len - 1, 1, static_cast<off_t>(request_end - 1));
-      } while (n < 0 && errno == EINTR);
-      if (n != 1) return false;  // ENOSPC and the like: the synchronous path reports it
+      static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+      const uint64_t last_page = (request_end - 1) / page * page;
+      if (last_page <= offset || (last_page - offset) % std::max<uint32_t>(align_.offset_align, 1) != 0)
+        return false;  // nothing worth queueing before it: do it now
+      queued = last_page - offset;
+      Piece tail = loop_buffered(HIO_OP_WRITE, buf + queued, len - queued, last_page);
+      if (tail.done < len - queued) return false;  // the synchronous path redoes it and reports
     }
   }
-  return write_behind_submit(wb_, dfd, fd_, buf, len, offset, engine.write_behind_limit, rt_.stats());
+  if (!write_behind_submit(wb_, dfd, fd_, buf, queued, offset, engine.write_behind_limit, rt_.stats()))
+    return false;  // done synchronously by the caller, the page above included
+  return true;
 }
 
 ssize_t File::pread(void* buf, size_t len, uint64_t offset) {

@@ -10,8 +10,9 @@
 // synchronous writes, for everything done through the library:
 //
 // - Size: a write that extends the file extends it before the call returns
-//   (its last byte is written through the page cache, which only ever grows
-//   the size), so fstat(2) is right at once.
+//   (its last page is written through the page cache, which only ever grows
+//   the size, and only the part before it is queued), so fstat(2) is right
+//   at once.
 // - Ordering and reads: any read or write through the library of a range
 //   that overlaps a queued write first waits for it; truncate, fsync, close,
 //   set_mapped and the loss of the O_DIRECT twin wait for all of the file's.
