@@ -36,4 +36,25 @@ for v in $VARIANTS; do
   check "tar round trip identical (diff -r) [$v]" diff -r "$WORK/tree" "$WORK/untar.$v/tree"
   rm -f "$WORK"/cat.* "$WORK"/cp.* "$WORK"/t.*.tar
 done
+
+# Reads no policy rule could take off the page cache (hybrid defaults: below
+# the 1 MiB dontcache threshold and 8 MiB / 4 read threshold) go straight to
+# libc: the shim counts none of them.  Larger ones are decided.
+read_requests() {
+  "$PY" - "$WORK/stats" <<'PYEOF'
+import glob, json, sys
+print(sum(json.load(open(p))["read"][k]["requests"] for p in glob.glob(sys.argv[1] + "/stats.*.json")
+          for k in ("buffered", "direct", "dontcache")))
+PYEOF
+}
+reset_stats
+check "256 KiB reads under hybrid [reads below the read candidate]" shim hybrid dd if="$WORK/src" of=/dev/null bs=256K status=none
+check "the shim left 256 KiB reads to libc" [ "$(read_requests)" -eq 0 ]
+reset_stats
+check "4 MiB reads under hybrid" shim hybrid dd if="$WORK/src" of=/dev/null bs=4M status=none
+check "the shim decided the 4 MiB reads" [ "$(read_requests)" -gt 0 ]
+reset_stats && mkdir -p "$WORK/stats"
+check "256 KiB reads under hybrid with a 64 KiB read threshold" env HYBRIDIO_READ_THRESHOLD=64K \
+  HYBRIDIO_STATS="$WORK/stats/stats.%p.json" LD_PRELOAD="$SHIM" dd if="$WORK/src" of=/dev/null bs=256K status=none
+check "the shim decided the 256 KiB reads" [ "$(read_requests)" -gt 0 ]
 finish

@@ -46,7 +46,7 @@ size_t iov_total(const iovec* iov, int count) {
 
 // Tries the accelerated path; returns false (and leaves *out alone) to fall through to libc.
 bool try_io(int fd, bool write, const iovec* iov, int count, off_t at, size_t total, ssize_t* out) {
-  if (total < candidate_size() || count <= 0) return false;
+  if (total < candidate_size(write) || count <= 0) return false;
   Guard guard;
   if (!guard.entered()) return false;
   int saved = errno;
@@ -209,7 +209,7 @@ HIO_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t bu
 // ---- stdio: glibc's FILE calls its internal write/read, never the symbols above.
 
 HIO_EXPORT size_t fwrite(const void* buf, size_t size, size_t count, FILE* stream) {
-  if (size && count && size * count >= candidate_size()) {
+  if (size && count && size * count >= candidate_size(true)) {
     Guard guard;
     if (guard.entered()) {
       int saved = errno;
@@ -222,7 +222,7 @@ HIO_EXPORT size_t fwrite(const void* buf, size_t size, size_t count, FILE* strea
 }
 
 HIO_EXPORT size_t fread(void* buf, size_t size, size_t count, FILE* stream) {
-  if (size && count && size * count >= candidate_size()) {
+  if (size && count && size * count >= candidate_size(false)) {
     Guard guard;
     if (guard.entered()) {
       int saved = errno;

@@ -34,9 +34,11 @@ class Guard {
   bool entered_;
 };
 
-// The smallest request worth looking at (from the policy in effect);
-// UINT64_MAX before initialisation, or under policy "buffered".
-uint64_t candidate_size();
+// The smallest read (write) worth looking at: the smallest the policy in
+// effect could send anywhere but the page cache.  Anything smaller goes
+// straight to libc, with no system call of the shim's own.  UINT64_MAX
+// before initialisation, or under policy "buffered".
+uint64_t candidate_size(bool write);
 
 // Initialises the shim (constructor of the preloaded library).
 void initialize();
