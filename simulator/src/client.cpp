@@ -83,13 +83,24 @@ void ClientModel::direct_io(int node, int file, double offset, double bytes, dou
 {
   // `bytes` per thread; the threads issue their requests in parallel.
   double threads = storage_.group_size(file);
+  // Hybrid-IO's parallel engine cuts a request of at least two chunks into chunks, up to
+  // queue-depth of them in flight: each chunk is a request of its own, overlapped with the others.
+  double chunk = p_.client.direct_chunk;
+  if (chunk > 0 && req >= 2 * chunk - 1e-9) {
+    depth *= static_cast<int>(std::min<double>(p_.client.direct_queue_depth, std::ceil(req / chunk - 1e-9)));
+    req = chunk;
+  }
   double reqs = std::ceil(bytes / req - 1e-9);
   double lat  = reqs * (write ? p_.client.direct_write_lat : p_.client.direct_read_lat) / depth;
   if (lat > 0)
     sg4::this_actor::sleep_for(lat);
   // The thread's request pipeline bounds the stream: an Exec of the same bytes, capped at the
   // stream bandwidth, runs alongside the transfer, and the slower of the two sets the time.
-  double stream = (write ? p_.client.direct_write_stream_bw : p_.client.direct_read_stream_bw) * depth * threads;
+  double stream = (write ? p_.client.direct_write_stream_bw : p_.client.direct_read_stream_bw) * depth;
+  double queue  = write ? p_.client.direct_write_queue_bw : p_.client.direct_read_queue_bw;
+  if (queue > 0)
+    stream = std::min(stream, queue);
+  stream *= threads;
   std::vector<sg4::ActivityPtr> acts;
   storage_.start_transfer(node, file, offset, bytes, write, 0, acts);
   acts.push_back(sg4::this_actor::exec_init(bytes * threads)->set_bound(stream)->start());
@@ -158,6 +169,12 @@ ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::
         if (cached) {
           copy(part * threads, p_.client.copy_bw_read * threads);
           st.bytes_cache_hit += part * threads;
+        } else if (p_.client.readahead > 0 && rc.size > p_.client.readahead) {
+          // A read larger than the readahead window waits for its own data, then copies it.
+          storage_.transfer(node, file, offset, part, false, 0);
+          copy(part * threads, p_.client.copy_bw_read * threads);
+          if (path == Path::Buffered)
+            pc.add_clean(file, offset, part * threads);
         } else {
           // Readahead overlaps the fetch from storage with the copy to the user buffer.
           std::vector<sg4::ActivityPtr> acts;

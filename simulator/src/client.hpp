@@ -2,6 +2,10 @@
  * cost and a per-thread copy into the page cache (an Exec bounded by the copy bandwidth on a
  * host whose speed is the node's memory bandwidth); direct requests pay a per-request latency
  * and move data straight to storage, no faster than one thread's direct stream; dontcache copies, then writes back and drops at once.
+ * Optional client mechanisms (off by default, set by calibration from a Hybrid-IO bench report):
+ * the library's parallel engine (a direct request of >= 2 chunks goes out as chunks, several in
+ * flight), a bound on a thread's direct stream with all its requests in flight, and a readahead
+ * window beyond which an uncached buffered read waits for its own fetch instead of overlapping it.
  * A thread's file is processed in chunks of sim/chunk-bytes: a chunk of n requests costs n
  * per-request costs plus one transfer, so activities stay few whatever the request size.
  * The threads of one host (its writers, one file each, equal shards) run in lockstep as one

@@ -143,6 +143,22 @@ const std::vector<FlagSpec>& specs()
        [](Params& p, const std::string& v) { p.client.direct_write_stream_bw = positive(parse_bandwidth(v), v); }},
       {"client/direct-read-stream-bw", "9GBps", "upper bound of one thread's direct read stream",
        [](Params& p, const std::string& v) { p.client.direct_read_stream_bw = positive(parse_bandwidth(v), v); }},
+      {"client/direct-chunk", "0",
+       "a direct request of at least two chunks goes out as chunks of this size, client/direct-queue-depth in flight "
+       "(the Hybrid-IO library's parallel io_uring engine); 0: every request goes out whole",
+       [](Params& p, const std::string& v) { p.client.direct_chunk = parse_bytes(v); }},
+      {"client/direct-queue-depth", "8", "with client/direct-chunk: chunks of one request in flight",
+       [](Params& p, const std::string& v) { p.client.direct_queue_depth = to_int(v, 1); }},
+      {"client/direct-write-queue-bw", "0",
+       "upper bound of one thread's direct write stream with all its requests in flight (the device at that request "
+       "size and depth); 0: none",
+       [](Params& p, const std::string& v) { p.client.direct_write_queue_bw = parse_bandwidth(v); }},
+      {"client/direct-read-queue-bw", "0", "the same for direct reads",
+       [](Params& p, const std::string& v) { p.client.direct_read_queue_bw = parse_bandwidth(v); }},
+      {"client/readahead", "0",
+       "readahead window: an uncached buffered read of at most this size overlaps its copy with the fetch of the "
+       "next data; a larger one waits for its own fetch, then copies; 0: always overlapped",
+       [](Params& p, const std::string& v) { p.client.readahead = parse_bytes(v); }},
       {"client/writeback-request", "4MiB", "size of one page cache writeback request (Lustre RPC)",
        [](Params& p, const std::string& v) { p.client.writeback_req = positive(parse_bytes(v), v); }},
       {"client/writeback-inflight", "8", "writeback requests in flight per node",

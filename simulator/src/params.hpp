@@ -44,6 +44,11 @@ struct ClientParams {
   double direct_read_lat    = 1.0e-3;
   double direct_write_stream_bw = 9.3e9; // one thread's direct stream: request pipeline limit
   double direct_read_stream_bw  = 9.0e9;
+  double direct_chunk       = 0;       // Hybrid-IO's parallel engine: requests of >= 2 chunks go as chunks (0: whole)
+  int direct_queue_depth    = 8;       // chunks of one request in flight
+  double direct_write_queue_bw = 0;    // one thread's direct stream with all its requests in flight (0: no bound)
+  double direct_read_queue_bw  = 0;
+  double readahead          = 0;       // buffered reads larger than this wait for their own fetch (0: never)
   double writeback_req      = 4194304; // writeback RPC size
   int writeback_inflight    = 8;       // writeback RPCs in flight per node
 };
