@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -64,6 +65,9 @@ BenchFile read_bench_json(const std::string& path, const std::string& stat)
     throw std::runtime_error(path + ": field 'schema' must be \"hybridio-bench/1\"");
   if (doc.has("machine") && doc.at("machine").has("file_bytes"))
     bf.file_bytes = doc.at("machine").at("file_bytes").n;
+  if (doc.has("machine") && doc.at("machine").has("filesystem") &&
+      doc.at("machine").at("filesystem").has("read_ahead_kb"))
+    bf.readahead = doc.at("machine").at("filesystem").at("read_ahead_kb").n * 1024;
   const Json& res = doc.at("results");
   if (res.type != Json::Type::Array || res.a.empty())
     throw std::runtime_error(path + ": field 'results' must be a non-empty array");
@@ -90,31 +94,154 @@ BenchFile read_bench_json(const std::string& path, const std::string& stat)
       p.gbps = need("gbps_max", Json::Type::Number).n;
     if (p.bs <= 0 || p.gbps <= 0)
       throw std::runtime_error(where + ": fields 'bs_bytes' and 'gbps_median' must be positive");
+    if (r.has("counters") && r.at("counters").has("bytes")) {
+      const Json& by = r.at("counters").at("bytes");
+      double d = by.has("direct") ? by.at("direct").n : 0, all = d;
+      for (const char* k : {"buffered", "dontcache"})
+        all += by.has(k) ? by.at(k).n : 0;
+      if (all > 0)
+        p.direct_share = d / all;
+    }
     bf.points.push_back(p);
+    // The library's engine cut each direct request of this size into uring_chunks/uring_requests chunks.
+    if (r.has("counters") && r.at("counters").has("uring_requests") && r.at("counters").has("uring_chunks")) {
+      double reqs = r.at("counters").at("uring_requests").n, chunks = r.at("counters").at("uring_chunks").n;
+      if (reqs > 0 && chunks > reqs) {
+        double chunk = std::exp2(std::round(std::log2(p.bs * reqs / chunks)));
+        bf.direct_chunk = bf.direct_chunk > 0 ? std::min(bf.direct_chunk, chunk) : chunk;
+        int depth = 8; // HYBRIDIO_QUEUE_DEPTH's default, kept when the job's iodepth is 0
+        if (r.has("job") && doc.has("jobs"))
+          for (const Json& j : doc.at("jobs").a)
+            if (j.has("name") && j.at("name").s == r.at("job").s && j.has("settings") &&
+                j.at("settings").has("iodepth") && j.at("settings").at("iodepth").n > 0)
+              depth = static_cast<int>(j.at("settings").at("iodepth").n);
+        bf.direct_queue_depth = std::max(bf.direct_queue_depth, depth);
+      }
+    }
   }
   return bf;
 }
 
+namespace {
+
+// Nelder-Mead on f(x), a few hundred evaluations: enough for the three-parameter direct form.
+std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x0)
+{
+  size_t n = x0.size();
+  std::vector<std::vector<double>> v(n + 1, x0);
+  for (size_t i = 0; i < n; i++)
+    v[i + 1][i] += 0.5;
+  std::vector<double> fv(n + 1);
+  for (size_t i = 0; i <= n; i++)
+    fv[i] = f(v[i]);
+  for (int it = 0; it < 2000; it++) {
+    std::vector<size_t> idx(n + 1);
+    for (size_t i = 0; i <= n; i++)
+      idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return fv[a] < fv[b]; });
+    size_t best = idx[0], worst = idx[n], second = idx[n - 1];
+    if (std::fabs(fv[worst] - fv[best]) < 1e-14)
+      break;
+    std::vector<double> c(n, 0.0);
+    for (size_t i = 0; i <= n; i++)
+      if (i != worst)
+        for (size_t k = 0; k < n; k++)
+          c[k] += v[i][k] / n;
+    auto along = [&](double t) {
+      std::vector<double> x(n);
+      for (size_t k = 0; k < n; k++)
+        x[k] = c[k] + t * (v[worst][k] - c[k]);
+      return x;
+    };
+    auto xr = along(-1);
+    double fr = f(xr);
+    if (fr < fv[best]) {
+      auto xe = along(-2);
+      double fe = f(xe);
+      if (fe < fr)
+        v[worst] = xe, fv[worst] = fe;
+      else
+        v[worst] = xr, fv[worst] = fr;
+    } else if (fr < fv[second]) {
+      v[worst] = xr, fv[worst] = fr;
+    } else {
+      auto xc = along(0.5);
+      double fc = f(xc);
+      if (fc < fv[worst]) {
+        v[worst] = xc, fv[worst] = fc;
+      } else {
+        for (size_t i = 0; i <= n; i++)
+          if (i != best) {
+            for (size_t k = 0; k < n; k++)
+              v[i][k] = v[best][k] + 0.5 * (v[i][k] - v[best][k]);
+            fv[i] = f(v[i]);
+          }
+      }
+    }
+  }
+  size_t best = 0;
+  for (size_t i = 1; i <= n; i++)
+    if (fv[i] < fv[best])
+      best = i;
+  return v[best];
+}
+
+} // namespace
+
+double direct_request_time(double bs, double lat, double stream_bw, double queue_bw, const FitSetup& setup)
+{
+  double q = queue_bw > 0 ? queue_bw : 1e300;
+  if (setup.chunk <= 0 || bs < 2 * setup.chunk - 1e-9)
+    return lat + bs / std::min(stream_bw, q);
+  double n = std::ceil(bs / setup.chunk - 1e-9);
+  double d = std::min<double>(setup.queue_depth, n);
+  return n / d * lat + bs / std::min(q, d * stream_bw);
+}
+
 Calibration fit_calibration(const std::vector<BenchPoint>& pts, const std::vector<double>& fit_sizes,
-                            double writeback_req, int writeback_inflight)
+                            const FitSetup& setup)
 {
   Calibration c;
-  auto fit_direct = [&](const char* rw, double& lat, double& bw) {
-    std::vector<double> x, y;
-    for (auto* p : select(pts, rw, "direct", fit_sizes)) {
-      x.push_back(p->bs);
-      y.push_back(p->bs / (p->gbps * 1e9)); // seconds per request
-    }
+  auto fit_direct = [&](const char* rw, double& lat, double& bw, double& queue) {
+    std::vector<double> x, y; // requests that go out whole: seconds per request against size
+    std::vector<const BenchPoint*> all = select(pts, rw, "direct", fit_sizes);
+    for (auto* p : all)
+      if (setup.chunk <= 0 || p->bs < 2 * setup.chunk - 1e-9) {
+        x.push_back(p->bs);
+        y.push_back(p->bs / (p->gbps * 1e9));
+      }
+    if (x.size() < 2)
+      throw std::runtime_error(std::string("calibration: need two fit block sizes below two chunks for direct ") + rw);
     auto [a, b] = fit_line(x, y);
-    lat = std::max(0.0, a);
-    bw  = b > 0 ? 1.0 / b : 1e12;
+    lat   = std::max(1e-9, a);
+    bw    = b > 0 ? 1.0 / b : 1e12;
+    queue = 0;
+    if (x.size() == all.size())
+      return; // no chunked request among the fit sizes: latency + stream bandwidth
+    // With chunked requests the three parameters are fitted together on every fit size.
+    auto err = [&](const std::vector<double>& v) {
+      double e = 0;
+      for (auto* p : all) {
+        double t = p->bs / (p->gbps * 1e9);
+        double m = direct_request_time(p->bs, std::exp(v[0]), std::exp(v[1]), std::exp(v[2]), setup);
+        e += (m - t) * (m - t) / (t * t);
+      }
+      return e;
+    };
+    auto v = nelder_mead(err, {std::log(lat), std::log(bw), std::log(bw)});
+    lat   = std::exp(v[0]);
+    bw    = std::exp(v[1]);
+    queue = std::exp(v[2]);
   };
-  fit_direct("write", c.direct_write_lat, c.direct_write_bw);
-  fit_direct("read", c.direct_read_lat, c.direct_read_bw);
-  c.disk_write_bw = c.direct_write_bw;
+  fit_direct("write", c.direct_write_lat, c.direct_write_bw, c.direct_write_queue_bw);
+  fit_direct("read", c.direct_read_lat, c.direct_read_bw, c.direct_read_queue_bw);
 
-  // Buffered write with end fsync: the writeback of the whole file happens at fsync time.
-  double wb_per_byte = c.direct_write_lat / (writeback_req * writeback_inflight) + 1.0 / c.disk_write_bw;
+  // Buffered write with end fsync: a per-call cost and a per-byte cost. The copy into the page
+  // cache, the allocation of its pages and the writeback at fsync all cost per byte; one
+  // measurement cannot tell them apart, so the copy bandwidth carries them all and the local
+  // disk does not bound the writeback (direct writes are bounded by their own stream).
+  c.disk_write_bw    = 1e12;
+  double wb_per_byte = c.direct_write_lat / (setup.writeback_req * setup.writeback_inflight);
   {
     std::vector<double> x, y;
     for (auto* p : select(pts, "write", "buffered", fit_sizes)) {
@@ -126,16 +253,38 @@ Calibration fit_calibration(const std::vector<BenchPoint>& pts, const std::vecto
     c.copy_write_bw       = a > 0 ? 1.0 / a : 1e12;
   }
   {
-    std::vector<double> x, y;
+    // Reads up to the readahead window: cost / b + 1 / min(copy, fetch).
+    std::vector<double> x, y, big_b, big_y;
     for (auto* p : select(pts, "read", "buffered", fit_sizes)) {
-      x.push_back(1.0 / p->bs);
-      y.push_back(1.0 / (p->gbps * 1e9));
+      if (setup.readahead > 0 && p->bs > setup.readahead) {
+        big_b.push_back(p->bs);
+        big_y.push_back(1.0 / (p->gbps * 1e9));
+      } else {
+        x.push_back(1.0 / p->bs);
+        y.push_back(1.0 / (p->gbps * 1e9));
+      }
     }
+    if (x.size() < 2)
+      throw std::runtime_error("calibration: need two fit block sizes within the readahead window for buffered read");
     auto [a, b] = fit_line(x, y);
     c.buffered_read_cost = std::max(0.0, b);
-    // Copy and readahead overlap: only their minimum is observable, so both get at least it.
-    c.copy_read_bw = a > 0 ? 1.0 / a : 1e12;
-    c.disk_read_bw = std::max(c.direct_read_bw, c.copy_read_bw);
+    double slow = a > 0 ? a : 1e-12; // 1 / min(copy, fetch)
+    c.copy_read_bw = c.disk_read_bw = 1.0 / slow;
+    if (not big_b.empty()) {
+      // Larger reads: cost / b + 1 / copy + 1 / fetch. Their per-byte time beyond the slower of
+      // the two is the faster one; the device is taken to be the slower (a memory copy is fast).
+      double sw = 0, sum = 0;
+      for (size_t i = 0; i < big_b.size(); i++) {
+        double w = 1.0 / (big_y[i] * big_y[i]);
+        sw += w;
+        sum += w * (big_y[i] - c.buffered_read_cost / big_b[i]);
+      }
+      double fast = std::clamp(sum / sw - slow, 0.0, slow);
+      c.copy_read_bw = fast > 0 ? 1.0 / fast : 1e12;
+    }
+    // The disk also bounds direct reads in the simulation: never below what they reach.
+    double direct_bound = c.direct_read_queue_bw > 0 ? c.direct_read_queue_bw : c.direct_read_bw;
+    c.disk_read_bw = std::max(c.disk_read_bw, direct_bound);
   }
   return c;
 }
@@ -145,6 +294,7 @@ int cmd_calibrate(std::vector<std::string>& args)
   std::string bench_path, platform_out;
   std::vector<double> fit_sizes;
   double max_error = 15;
+  double chunk_opt = -1, readahead_opt = -1; // -1: from the report
   std::string stat = "median";
   for (size_t i = 0; i < args.size(); i++) {
     auto val = [&](const std::string& opt) {
@@ -164,6 +314,10 @@ int cmd_calibrate(std::vector<std::string>& args)
       max_error = std::stod(val("--max-error"));
     else if (a.rfind("--stat", 0) == 0)
       stat = val("--stat");
+    else if (a.rfind("--direct-chunk", 0) == 0)
+      chunk_opt = parse_bytes(val("--direct-chunk"));
+    else if (a.rfind("--readahead", 0) == 0)
+      readahead_opt = parse_bytes(val("--readahead"));
     else if (a.rfind("--write-platform", 0) == 0)
       platform_out = val("--write-platform");
     else if (a.rfind("--platform", 0) == 0)
@@ -186,7 +340,13 @@ int cmd_calibrate(std::vector<std::string>& args)
         fit_sizes.push_back(s);
   }
   Params base = params_from_config();
-  Calibration c = fit_calibration(bf.points, fit_sizes, base.client.writeback_req, base.client.writeback_inflight);
+  FitSetup setup;
+  setup.writeback_req      = base.client.writeback_req;
+  setup.writeback_inflight = base.client.writeback_inflight;
+  setup.chunk              = chunk_opt >= 0 ? chunk_opt : bf.direct_chunk;
+  setup.queue_depth        = bf.direct_queue_depth > 0 ? bf.direct_queue_depth : base.client.direct_queue_depth;
+  setup.readahead          = readahead_opt >= 0 ? readahead_opt : bf.readahead;
+  Calibration c = fit_calibration(bf.points, fit_sizes, setup);
 
   std::vector<std::pair<std::string, std::string>> fitted = {
       {"fs/kind", "local"},
@@ -196,21 +356,34 @@ int cmd_calibrate(std::vector<std::string>& args)
       {"client/direct-read-latency", strf("%.6g", c.direct_read_lat)},
       {"client/direct-write-stream-bw", strf("%.6g", c.direct_write_bw)},
       {"client/direct-read-stream-bw", strf("%.6g", c.direct_read_bw)},
+      {"client/direct-write-queue-bw", strf("%.6g", c.direct_write_queue_bw)},
+      {"client/direct-read-queue-bw", strf("%.6g", c.direct_read_queue_bw)},
+      {"client/direct-chunk", strf("%.0f", setup.chunk)},
+      {"client/direct-queue-depth", strf("%d", setup.queue_depth)},
+      {"client/readahead", strf("%.0f", setup.readahead)},
       {"client/buffered-write-cost", strf("%.6g", c.buffered_write_cost)},
       {"client/buffered-read-cost", strf("%.6g", c.buffered_read_cost)},
       {"client/copy-bw-write", strf("%.6g", c.copy_write_bw)},
       {"client/copy-bw-read", strf("%.6g", c.copy_read_bw)},
   };
+  auto queue_text = [](double q) { return q > 0 ? strf(", at most %.3f GB/s in flight", q / 1e9) : std::string(); };
   std::cout << "calibrated on block sizes:";
   for (double s : fit_sizes)
     std::cout << " " << format_bytes(s);
+  if (setup.chunk > 0)
+    std::cout << "  (direct requests of 2 chunks or more as " << format_bytes(setup.chunk) << " chunks, "
+              << setup.queue_depth << " in flight)";
+  if (setup.readahead > 0)
+    std::cout << "  (readahead " << format_bytes(setup.readahead) << ")";
   std::cout << "\n  direct write: " << strf("%.1f", c.direct_write_lat * 1e6) << " us/request + "
-            << strf("%.3f", c.direct_write_bw / 1e9) << " GB/s;  direct read: " << strf("%.1f", c.direct_read_lat * 1e6)
-            << " us/request + " << strf("%.3f", c.direct_read_bw / 1e9) << " GB/s\n"
+            << strf("%.3f", c.direct_write_bw / 1e9) << " GB/s" << queue_text(c.direct_write_queue_bw)
+            << ";  direct read: " << strf("%.1f", c.direct_read_lat * 1e6) << " us/request + "
+            << strf("%.3f", c.direct_read_bw / 1e9) << " GB/s" << queue_text(c.direct_read_queue_bw) << "\n"
             << "  buffered write: " << strf("%.2f", c.buffered_write_cost * 1e6) << " us/call, copy "
             << strf("%.3f", c.copy_write_bw / 1e9) << " GB/s;  buffered read: "
             << strf("%.2f", c.buffered_read_cost * 1e6) << " us/call, copy "
-            << (c.copy_read_bw >= 1e12 ? std::string("not limiting") : strf("%.3f GB/s", c.copy_read_bw / 1e9)) << "\n";
+            << (c.copy_read_bw >= 1e12 ? std::string("not limiting") : strf("%.3f GB/s", c.copy_read_bw / 1e9))
+            << ", fetch " << strf("%.3f GB/s", c.disk_read_bw / 1e9) << "\n";
   for (const auto& [k, v] : fitted)
     set_flag(k, v);
   set_flag("workload/kind", "bench");
@@ -225,14 +398,25 @@ int cmd_calibrate(std::vector<std::string>& args)
   Params p     = params_from_config();
   RunResult rr = run_simulation(p);
 
-  auto predicted = [&](const std::string& rw, const std::string& policy, double bs) {
-    std::string pol = policy;
-    if (policy == "hybrid") // hybrid takes one of the two paths by size
-      pol = bs >= (rw == "write" ? p.policy.write_threshold : p.policy.read_threshold) ? "direct" : "buffered";
+  auto simulated = [&](const std::string& rw, const std::string& pol, double bs) {
     for (const auto& b : rr.bench)
       if (b.rw == rw && b.policy == pol && std::fabs(b.bs - bs) < 0.5)
         return b.gbps;
     return -1.0;
+  };
+  auto predicted = [&](const std::string& rw, const std::string& policy, double bs, const BenchPoint* m) {
+    if (policy != "hybrid")
+      return simulated(rw, policy, bs);
+    if (m != nullptr && m->policy == "hybrid" && m->direct_share >= 0) {
+      // The bytes go the way the library's counters say they went (its rules are more than size).
+      double d = simulated(rw, "direct", bs), b = simulated(rw, "buffered", bs);
+      if (d <= 0 || b <= 0)
+        return -1.0;
+      return 1.0 / (m->direct_share / d + (1 - m->direct_share) / b);
+    }
+    // Without counters hybrid takes one of the two paths by size (Lustre's rule).
+    return simulated(rw, bs >= (rw == "write" ? p.policy.write_threshold : p.policy.read_threshold) ? "direct" : "buffered",
+                     bs);
   };
   auto measured = [&](const std::string& rw, const std::string& policy, double bs) -> const BenchPoint* {
     for (const auto& m : bf.points)
@@ -255,7 +439,7 @@ int cmd_calibrate(std::vector<std::string>& args)
     for (const char* policy : {"buffered", "direct", "hybrid"})
       for (double bs : all_sizes) {
         const BenchPoint* m = measured(rw, policy, bs);
-        double s = predicted(rw, policy, bs);
+        double s = predicted(rw, policy, bs, m);
         if (m == nullptr || s <= 0)
           continue;
         bool fit = std::any_of(fit_sizes.begin(), fit_sizes.end(), [&](double f) { return std::fabs(f - bs) < 0.5; });
@@ -278,6 +462,24 @@ int cmd_calibrate(std::vector<std::string>& args)
   std::printf("\n  held-out points: %d judged, worst error %.1f %% (limit %.1f %%); %d with repetition spread over the "
               "limit not judged; worst error over all held-out points %.1f %%\n",
               checked, worst, max_error, noisy, worst_all);
+  // A hybrid row whose bytes all went one way is a second measurement of that path, interleaved
+  // with the first: how far the two disagree is what the machine lets any model be judged to.
+  std::vector<std::pair<double, std::string>> twice;
+  for (const auto& h : bf.points) {
+    if (h.policy != "hybrid" || (h.direct_share != 0 && h.direct_share != 1))
+      continue;
+    const char* path = h.direct_share == 1 ? "direct" : "buffered";
+    for (const auto& o : bf.points)
+      if (o.rw == h.rw && o.policy == path && std::fabs(o.bs - h.bs) < 0.5)
+        twice.push_back({100.0 * std::fabs(h.gbps - o.gbps) / std::min(h.gbps, o.gbps),
+                         h.rw + " " + path + " " + format_bytes(h.bs)});
+  }
+  if (not twice.empty()) {
+    std::sort(twice.begin(), twice.end());
+    std::printf("  the same path measured twice (hybrid rows whose bytes all went one way, against that path's row): "
+                "%zu pairs differ by %.1f %% (median), at most %.1f %% (%s)\n",
+                twice.size(), twice[twice.size() / 2].first, twice.back().first, twice.back().second.c_str());
+  }
   if (not platform_out.empty()) {
     std::ofstream out(platform_out);
     if (not out)

@@ -30,6 +30,7 @@ usage:
                      [--mode local|gnu-parallel|slurm] [run options...]
   hybridio-sim merge DIR
   hybridio-sim calibrate --bench FILE.json [--fit-sizes 4KiB,1MiB,...] [--max-error PCT]
+                         [--stat median|max] [--direct-chunk SIZE] [--readahead SIZE]
                          [--write-platform FILE] [--cfg=...]
   hybridio-sim --help
 
@@ -65,7 +66,11 @@ calibrate:
   fits per-request costs and bandwidths of the direct and buffered paths on the block sizes of
   --fit-sizes (default: every other size), simulates every measured block size on one client
   with one local disk, and prints predicted vs measured throughput. Exit status 1 if a size not
-  used for fitting is off by more than --max-error percent (default 15).
+  used for fitting is off by more than --max-error percent (default 15); points whose own
+  repetitions spread more than that are shown but not judged. A report of `hybridio bench`
+  tells the library's parallel direct engine (chunk size and depth, from its counters), which
+  way each hybrid request went (counters) and the readahead window (machine); --direct-chunk
+  and --readahead override the first and the last (0: off).
 
 scale and accuracy:
   sim/chunk-bytes sets the model's granularity: each writer moves that many bytes per simulated

@@ -52,23 +52,51 @@ TEST(Calibration, ReaderNamesTheBadField)
 
 TEST(Calibration, FitRecoversSyntheticParameters)
 {
-  const double lat = 40e-6, bw = 3e9, cost = 2e-6, copy = 5e9;
-  const double wb_req = 1048576, depth = 8;
+  const double lat = 40e-6, bw = 3e9, cost = 2e-6, per_byte = 1 / 5e9 + 1 / 3e9;
+  FitSetup setup;
+  setup.writeback_req      = 1048576;
+  setup.writeback_inflight = 8;
   std::vector<BenchPoint> pts;
   for (double bs : {4096.0, 65536.0, 1048576.0, 16777216.0}) {
     pts.push_back({"write", "direct", bs, bs / (lat + bs / bw) / 1e9});
     pts.push_back({"read", "direct", bs, bs / (lat + bs / bw) / 1e9});
-    double wb = lat / (wb_req * depth) + 1 / bw;
-    pts.push_back({"write", "buffered", bs, 1 / (cost / bs + 1 / copy + wb) / 1e9});
+    double wb = lat / (setup.writeback_req * setup.writeback_inflight);
+    pts.push_back({"write", "buffered", bs, 1 / (cost / bs + per_byte + wb) / 1e9});
     pts.push_back({"read", "buffered", bs, 1 / (cost / bs + 1 / 2e9) / 1e9}); // copy (2 GB/s) below the disk
   }
-  Calibration c = fit_calibration(pts, {4096, 65536, 1048576, 16777216}, wb_req, static_cast<int>(depth));
+  Calibration c = fit_calibration(pts, {4096, 65536, 1048576, 16777216}, setup);
   EXPECT_NEAR(c.direct_write_lat, lat, 1e-3 * lat);
   EXPECT_NEAR(c.direct_write_bw, bw, 1e-3 * bw);
+  EXPECT_EQ(c.direct_write_queue_bw, 0); // no chunked request: no bound beyond the stream
   EXPECT_NEAR(c.direct_read_bw, bw, 1e-3 * bw);
   EXPECT_NEAR(c.disk_read_bw, bw, 1e-3 * bw); // the larger of direct (3) and copy (2 GB/s)
   EXPECT_NEAR(c.buffered_write_cost, cost, 1e-3 * cost);
-  EXPECT_NEAR(c.copy_write_bw, copy, 1e-3 * copy);
+  EXPECT_NEAR(1 / c.copy_write_bw, per_byte, 1e-3 * per_byte); // copy, pages and writeback together
   EXPECT_NEAR(c.buffered_read_cost, cost, 1e-3 * cost);
   EXPECT_NEAR(c.copy_read_bw, 2e9, 1e-3 * 2e9);
+}
+
+TEST(Calibration, FitRecoversChunkedDirectAndReadahead)
+{
+  // The Hybrid-IO library's engine (1 MiB chunks, 8 in flight) and an 8 MiB readahead window.
+  FitSetup setup;
+  setup.chunk       = 1048576;
+  setup.queue_depth = 8;
+  setup.readahead   = 8388608;
+  const double lat = 70e-6, stream = 1.6e9, queue = 2.4e9, cost = 1.8e-6, copy = 5.5e9, fetch = 3.2e9;
+  std::vector<BenchPoint> pts;
+  for (double bs : {4096.0, 65536.0, 1048576.0, 16777216.0}) {
+    pts.push_back({"write", "direct", bs, bs / direct_request_time(bs, lat, stream, queue, setup) / 1e9});
+    pts.push_back({"read", "direct", bs, bs / direct_request_time(bs, lat, stream, queue, setup) / 1e9});
+    pts.push_back({"write", "buffered", bs, 1 / (cost / bs + 1 / copy) / 1e9});
+    double per_byte = bs > setup.readahead ? 1 / copy + 1 / fetch : 1 / fetch;
+    pts.push_back({"read", "buffered", bs, 1 / (cost / bs + per_byte) / 1e9});
+  }
+  Calibration c = fit_calibration(pts, {4096, 65536, 1048576, 16777216}, setup);
+  EXPECT_NEAR(c.direct_read_lat, lat, 0.02 * lat);
+  EXPECT_NEAR(c.direct_read_bw, stream, 0.02 * stream);
+  EXPECT_NEAR(c.direct_read_queue_bw, queue, 0.02 * queue);
+  EXPECT_NEAR(c.buffered_read_cost, cost, 1e-3 * cost);
+  EXPECT_NEAR(c.disk_read_bw, fetch, 1e-3 * fetch);
+  EXPECT_NEAR(c.copy_read_bw, copy, 1e-3 * copy);
 }
