@@ -434,7 +434,8 @@ int cmd_calibrate(std::vector<std::string>& args)
   // cannot be checked more tightly than the measurement reproduces itself.
   std::cout << "\n  rw     policy     block       measured  predicted   error  spread  used for\n";
   double worst = 0, worst_all = 0;
-  int checked = 0, noisy = 0;
+  int checked = 0, noisy = 0, held_out = 0, within = 0;
+  std::string worst_where;
   for (const char* rw : {"write", "read"})
     for (const char* policy : {"buffered", "direct", "hybrid"})
       for (double bs : all_sizes) {
@@ -446,7 +447,12 @@ int cmd_calibrate(std::vector<std::string>& args)
         double err = 100.0 * (s - m->gbps) / m->gbps;
         const char* use = "fit";
         if (not fit) {
-          worst_all = std::max(worst_all, std::fabs(err));
+          held_out++;
+          within += std::fabs(err) <= max_error;
+          if (std::fabs(err) > worst_all) {
+            worst_all   = std::fabs(err);
+            worst_where = std::string(rw) + " " + policy + " " + format_bytes(bs);
+          }
           if (m->spread >= 0 && 100.0 * m->spread > max_error) {
             use = "prediction, too noisy to judge";
             noisy++;
@@ -459,9 +465,11 @@ int cmd_calibrate(std::vector<std::string>& args)
         std::printf("  %-6s %-10s %-10s %8.3f  %9.3f  %+6.1f%%  %s  %s\n", rw, policy, format_bytes(bs).c_str(), m->gbps,
                     s, err, m->spread >= 0 ? strf("%4.0f%%", 100 * m->spread).c_str() : "   -", use);
       }
-  std::printf("\n  held-out points: %d judged, worst error %.1f %% (limit %.1f %%); %d with repetition spread over the "
-              "limit not judged; worst error over all held-out points %.1f %%\n",
-              checked, worst, max_error, noisy, worst_all);
+  std::printf("\n  held-out points: %d of %d within %.1f %%; worst error over all held-out points %.1f %% (%s)\n",
+              within, held_out, max_error, worst_all, worst_where.c_str());
+  std::printf("  judged (repetitions spread within the limit): %d, worst error %.1f %%; %d with repetition spread over the "
+              "limit not judged\n",
+              checked, worst, noisy);
   // A hybrid row whose bytes all went one way is a second measurement of that path, interleaved
   // with the first: how far the two disagree is what the machine lets any model be judged to.
   std::vector<std::pair<double, std::string>> twice;
