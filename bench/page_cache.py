@@ -1,6 +1,10 @@
 """Page-cache helpers shared by the Python benchmarks (bench/compare/compare.py,
 bench/torch/checkpoint_once.py); torch-free, standard library only, so that
 compare.py can import it without torch.
+
+drop_caches(path): cold caches before a timed read.
+warm_page_cache_memory(directory, nbytes): the same page-cache memory state
+for every variant before a timed phase.
 """
 import os
 
@@ -23,3 +27,40 @@ def drop_caches(path=None):
         finally:
             os.close(fd)
     return how
+
+
+def warm_page_cache_memory(directory, nbytes, chunk=64 << 20):
+    """Brings page-cache memory to the same state before a timed phase,
+    whatever ran before it (untimed): a sparse file of `nbytes` in
+    `directory` is read through the page cache, then its pages are dropped
+    and it is deleted; no device I/O, and no disk space where the filesystem
+    has holes.  The Python twin of warm_page_cache_memory() in
+    bench/io_runner.h, where docs/bench.md says why: on a VM that hands
+    freed memory back to the host, a page not used recently costs a host
+    fault on first touch.  The file is read with sendfile(2) to /dev/null,
+    which a preloaded shim does not intercept (it would route large reads
+    elsewhere).  Returns "" or why it could not."""
+    path = os.path.join(directory, f".hybridio-warm-up.{os.getpid()}")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        return f"cannot create {path}: {e.strerror}"
+    os.unlink(path)  # the pages stay until the descriptor is closed
+    try:
+        os.ftruncate(fd, nbytes)
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            at = 0
+            while at < nbytes:
+                n = os.sendfile(null, fd, at, min(chunk, nbytes - at))
+                if n <= 0:
+                    return "short read"
+                at += n
+        finally:
+            os.close(null)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return ""
+    except OSError as e:
+        return e.strerror or str(e)
+    finally:
+        os.close(fd)

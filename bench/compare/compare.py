@@ -12,13 +12,16 @@ Variants, at every block size (default 64 KiB to 64 MiB), for sequential writes
 
 and torch.save + fsync / cold torch.load of a state dict without and with the shim
 (bench/torch/checkpoint_once.py).  Every repeat runs every variant, in an order
-rotated per repeat.  Writes OUT/compare.md (tables), OUT/compare.json (every run,
+rotated per repeat.  Before every timed write and read (after the caches are
+dropped), page-cache memory is brought to the same state for every variant: a
+sparse file of the run's size is read and dropped, untimed (bench/page_cache.py;
+--no-warm-up turns it off).  Writes OUT/compare.md (tables), OUT/compare.json (every run,
 with fio's own fields), and PNG plots: OUT/gbps_vs_bs.png, OUT/cpu_per_gb.png,
 OUT/checkpoint_time.png.
 
 Usage: compare.py --shim BUILD/lib/libhybridio_preload.so [--dir DIR] [--out DIR]
                   [--size 4G] [--bs 64K,256K,1M,4M,16M,64M] [--runs 3]
-                  [--torch-size 2G] [--no-torch] [--quick]
+                  [--torch-size 2G] [--no-torch] [--no-warm-up] [--quick]
 """
 import argparse
 import json
@@ -31,7 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py, shared with bench/torch/)
+from page_cache import drop_caches, warm_page_cache_memory  # noqa: E402  (bench/page_cache.py, shared with bench/torch/)
 
 TORCH_ONCE = os.path.join(HERE, "..", "torch", "checkpoint_once.py")
 SCHEMA = "hybridio-compare/1"
@@ -111,6 +114,7 @@ def fio_run(args, variant, rw, bs, path, scratch):
     if rw == "write" and os.path.exists(path):
         os.unlink(path)
     cold = drop_caches(path) if rw == "read" else "n/a"
+    warm = "off" if args.no_warm_up else (warm_page_cache_memory(scratch, args.size) or "ok")
     wall, usr, sys_s, rc, err = run_measured(cmd, env)
     if rc != 0:
         return {"status": "failed", "reason": f"fio exited {rc}: {err.strip()[-300:]}"}
@@ -130,7 +134,7 @@ def fio_run(args, variant, rw, bs, path, scratch):
          "process_cpu_s": usr + sys_s,
          "fio_usr_cpu": doc["jobs"][0]["usr_cpu"], "fio_sys_cpu": doc["jobs"][0]["sys_cpu"],
          "clat_p50_ns": pct.get("50.000000"), "clat_p99_ns": pct.get("99.000000"),
-         "clat_p99_9_ns": pct.get("99.900000"), "cold": cold}
+         "clat_p99_9_ns": pct.get("99.900000"), "cold": cold, "warm_up": warm}
     if shim:
         r["direct_share"] = direct_share(stats, rw)
     return r
@@ -139,8 +143,8 @@ def fio_run(args, variant, rw, bs, path, scratch):
 def torch_run(args, with_shim, scratch):
     stats = os.path.join(scratch, "torch-stats.%p.json")
     env = shim_env(args, stats) if with_shim else dict(os.environ)
-    out = subprocess.run(["/usr/bin/python3", TORCH_ONCE, args.dir, str(args.torch_size)], env=env,
-                         capture_output=True, text=True)
+    cmd = ["/usr/bin/python3", TORCH_ONCE, args.dir, str(args.torch_size)] + (["--no-warm-up"] if args.no_warm_up else [])
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         return {"status": "failed", "reason": out.stderr.strip()[-300:]}
     for f in os.listdir(scratch):
@@ -176,7 +180,11 @@ def summarize(results):
 def markdown(args, machine, summary, torch_summary, variants, sizes):
     lines = [f"# fio and PyTorch, with and without Hybrid-IO\n",
              f"{machine}. File {human(args.size)} per fio run (writes: end_fsync inside the time; reads: "
-             f"cold, caches dropped first); median [min-max] of {args.runs} interleaved runs; GB/s = 10^9 B/s.\n"]
+             f"cold, caches dropped first); "
+             + ("no page-cache memory warm-up; " if args.no_warm_up else
+                "before every run, untimed, the same page-cache memory state for every variant (a sparse "
+                "file of the run's size read and dropped); ")
+             + f"median [min-max] of {args.runs} interleaved runs; GB/s = 10^9 B/s.\n"]
     for rw in ("write", "read"):
         lines.append(f"\n## Sequential {rw}s, GB/s\n")
         lines.append("| variant | " + " | ".join(human(b) for b in sizes) + " |")
@@ -290,6 +298,8 @@ def main():
     ap.add_argument("--runs", type=int, default=None, help="repeats, interleaved (default 3; --quick 1)")
     ap.add_argument("--torch-size", type=parse_size, default=None, help="state dict bytes (default 2G; --quick 32M)")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="skip the untimed page-cache memory warm-up before every timed run (docs/bench.md)")
     ap.add_argument("--quick", action="store_true", help="small sizes, one run: a test, not a measurement")
     args = ap.parse_args()
     q = args.quick
@@ -371,6 +381,7 @@ def main():
     pngs = plots(args.out, summary, torch_summary, FIO_VARIANTS, sizes)
     doc = {"schema": SCHEMA, "machine": machine, "fio": fio_version, "settings": {
         "size": args.size, "bs": sizes, "runs": args.runs, "torch_size": args.torch_size, "quick": q,
+        "warm_up": not args.no_warm_up,
         "dir": os.path.abspath(args.dir), "shim": os.path.abspath(args.shim)},
         "variants": [{"name": v[0], "label": v[1], "fio_options": v[2], "shim": v[3]} for v in FIO_VARIANTS],
         "summary": summary, "torch": torch_summary, "runs": results, "torch_runs": torch_runs,
