@@ -28,6 +28,9 @@ hybrid_wb:HYBRIDIO_QUEUE_DEPTH=16+HYBRIDIO_CHUNK_SIZE=2M.  The worker mode
 """
 import argparse, ctypes, json, mmap, os, random, resource, statistics, subprocess, sys, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py, shared by the Python benchmarks)
+
 VARIANTS = {
     "buffered": {"HYBRIDIO_POLICY": "buffered"},
     "hybrid": {"HYBRIDIO_POLICY": "hybrid"},
@@ -47,17 +50,6 @@ def parse_size(t):
 def cpu_now():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-
-
-def drop_caches(path):
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
-    except OSError:
-        fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
 
 
 # ---- worker: one phase in this process, through libhybridio -----------------
