@@ -31,6 +31,11 @@ int fail_at(hio_op op, uint64_t offset, uint64_t, int res) {
   return op == HIO_OP_WRITE && offset == g_fail_offset.load() ? -EIO : res;
 }
 
+int slow_completion(hio_op, uint64_t, uint64_t, int res) {
+  usleep(2000);
+  return res;
+}
+
 class WriteBehind : public testing::DirectEngineTest {
  protected:
   void configure(hio_engine_config& e) override {
@@ -124,12 +129,14 @@ TEST_F(WriteBehind, StagingMemoryIsBounded) {
   hio_file* f;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   const size_t len = 1 * M;
-  std::vector<char> all(64 * len);
-  for (int i = 0; i < 64; ++i) {
-    std::vector<char> data = testing::random_bytes(len, 200 + static_cast<unsigned>(i));
-    memcpy(all.data() + i * len, data.data(), len);
-    ASSERT_EQ(hio_pwrite(f, data.data(), len, static_cast<off_t>(i * len)), static_cast<ssize_t>(len));
-  }
+  std::vector<char> all = testing::random_bytes(64 * len, 200);
+  // Every completed chunk takes 2 ms more to be seen, so the writes outrun
+  // the writer whatever the machine (a fast pipeline kept up with a caller
+  // slowed down by ASan) and the limit must hold them back.
+  set_completion_hook(slow_completion);
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(hio_pwrite(f, all.data() + i * len, len, static_cast<off_t>(i * len)), static_cast<ssize_t>(len));
+  set_completion_hook(nullptr);
   // A write larger than the limit is done synchronously.
   std::vector<char> big = testing::random_bytes(4 * M, 300);
   ASSERT_EQ(hio_pwrite(f, big.data(), big.size(), 64 * M), static_cast<ssize_t>(big.size()));
