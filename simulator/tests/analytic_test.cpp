@@ -134,21 +134,28 @@ TEST(Analytic, SmallDirectRequestsPayTheirLatency)
   EXPECT_NEAR(rr.policies[0].write_s, expect, 1e-3 * expect);
 }
 
-TEST(Analytic, ChunkedDirectRequestsOverlapTheirChunks)
+// One client writing 1 GiB direct to a local 2 GB/s disk with Hybrid-IO's
+// parallel engine (1 MiB chunks, 8 in flight, 100 us each, 0.5 GB/s per stream).
+Params chunked_direct(double request_bytes)
 {
-  // Hybrid-IO's parallel engine: a 16 MiB request goes out as 16 chunks of 1 MiB, 8 in flight:
-  // two latencies per request, and a stream of 8 x the per-request bound (here the disk's).
-  test::make_engine();
   Params p = base(1, 1 * GiB);
   p.fs.kind                       = "local";
   p.fs.ost_write_bw               = 2e9;
-  p.workload.request_bytes        = 16 * MiB;
+  p.workload.request_bytes        = request_bytes;
   p.client.direct_write_lat       = 100e-6;
   p.client.direct_write_stream_bw = 0.5e9;
   p.client.direct_chunk           = 1 * MiB;
   p.client.direct_queue_depth     = 8;
   p.policy.policies               = {"direct"};
-  RunResult rr = run_simulation(p);
+  return p;
+}
+
+TEST(Analytic, ChunkedDirectRequestsOverlapTheirChunks)
+{
+  // Hybrid-IO's parallel engine: a 16 MiB request goes out as 16 chunks of 1 MiB, 8 in flight:
+  // two latencies per request, and a stream of 8 x the per-request bound (here the disk's).
+  test::make_engine();
+  RunResult rr = run_simulation(chunked_direct(16 * MiB));
   double expect = (GiB / (16 * MiB)) * 2 * 100e-6 + GiB / std::min(2e9, 8 * 0.5e9);
   EXPECT_NEAR(rr.policies[0].write_s, expect, 1e-3 * expect);
 }
@@ -156,16 +163,7 @@ TEST(Analytic, ChunkedDirectRequestsOverlapTheirChunks)
 TEST(Analytic, DirectRequestsBelowTwoChunksGoOutWhole)
 {
   test::make_engine();
-  Params p = base(1, 1 * GiB);
-  p.fs.kind                       = "local";
-  p.fs.ost_write_bw               = 2e9;
-  p.workload.request_bytes        = 1 * MiB;
-  p.client.direct_write_lat       = 100e-6;
-  p.client.direct_write_stream_bw = 0.5e9;
-  p.client.direct_chunk           = 1 * MiB;
-  p.client.direct_queue_depth     = 8;
-  p.policy.policies               = {"direct"};
-  RunResult rr = run_simulation(p);
+  RunResult rr = run_simulation(chunked_direct(1 * MiB));
   double expect = (GiB / MiB) * 100e-6 + GiB / 0.5e9;
   EXPECT_NEAR(rr.policies[0].write_s, expect, 1e-3 * expect);
 }
