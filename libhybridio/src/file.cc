@@ -50,6 +50,11 @@ char* bounce_buffer(uint64_t size, uint32_t alignment) {
   return buffer.data();
 }
 
+uint32_t page_bytes() {
+  static const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 ssize_t result_of(uint64_t done, int error) {
   if (done > 0 || error == 0) return static_cast<ssize_t>(done);
   return -error;
@@ -149,8 +154,7 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
   // memory, and on the development VM a 64 MiB write from 512-byte-aligned
   // memory took 340 ms where the staged copy took 19 ms (NVMe's page-sized
   // PRP entries split such transfers too).  The copy costs far less.
-  static const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
-  req.mem_align = align_.mem_align ? std::max(align_.mem_align, page) : 0;
+  req.mem_align = align_.mem_align ? std::max<uint32_t>(align_.mem_align, page_bytes()) : 0;
   req.offset_align = align_.offset_align;
   req.file_size = ~0ULL;  // not needed unless the request may go direct
   req.cached_pages = HIO_PAGES_UNKNOWN;
@@ -485,7 +489,7 @@ bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t reque
     struct stat st;
     if (fstat(fd_, &st) != 0) return false;
     if (static_cast<uint64_t>(st.st_size) < request_end) {
-      static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+      const uint64_t page = page_bytes();
       const uint64_t last_page = (request_end - 1) / page * page;
       if (last_page <= offset || (last_page - offset) % std::max<uint32_t>(align_.offset_align, 1) != 0)
         return false;  // nothing worth queueing before it: do it now
@@ -494,9 +498,8 @@ bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t reque
       if (tail.done < len - queued) return false;  // the synchronous path redoes it and reports
     }
   }
-  if (!write_behind_submit(wb_, dfd, fd_, buf, queued, offset, engine.write_behind_limit, rt_.stats()))
-    return false;  // done synchronously by the caller, the page above included
-  return true;
+  // false: the caller writes the body synchronously, the page above included.
+  return write_behind_submit(wb_, dfd, fd_, buf, queued, offset, engine.write_behind_limit, rt_.stats());
 }
 
 ssize_t File::pread(void* buf, size_t len, uint64_t offset) {

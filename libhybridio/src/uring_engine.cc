@@ -251,9 +251,15 @@ io_uring* calling_thread_ring(unsigned depth) {
   return ring_for(std::clamp<unsigned>(depth, 1, 256));
 }
 
-int hooked_result(hio_op op, uint64_t offset, uint64_t len, int res) {
+int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats) {
   const CompletionHook hook = g_hook.load(std::memory_order_relaxed);
-  return hook ? hook(op, offset, len, res) : res;
+  if (hook) res = hook(op, offset, len, res);
+  if (res == -EAGAIN || res == -EINTR) {
+    // Retried synchronously, as a blocking system call would have done.
+    stats.add(stats.uring_retries);
+    res = static_cast<int>(sync_io(op, fd, buf, len, offset));
+  }
+  return res;
 }
 
 void reset_uring_detection_for_testing() {
@@ -283,7 +289,6 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
     out.error = EAGAIN;
     return out;
   }
-  const CompletionHook hook = g_hook.load(std::memory_order_relaxed);
   std::vector<int>& results = t.results;
   results.assign(nchunks, 0);
 
@@ -362,16 +367,9 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
       const uint64_t k = data >> 9;
       const int slot = static_cast<int>(data & 511) - 1;
       const uint64_t n = chunk_len(k);
-      int res = cqe->res;
-      if (hook) res = hook(op, offset + k * chunk, n, res);
       char* user = buf + k * chunk;
       char* io_buf = slot >= 0 ? t.slots[static_cast<size_t>(slot)].data() : user;
-      if (res == -EAGAIN || res == -EINTR) {
-        // Retried synchronously, as a blocking system call would have done.
-        stats.add(stats.uring_retries);
-        ssize_t r = sync_io(op, fd, io_buf, n, offset + k * chunk);
-        res = static_cast<int>(r);
-      }
+      const int res = chunk_result(op, fd, io_buf, n, offset + k * chunk, cqe->res, stats);
       if (res > 0 && slot >= 0 && !write) memcpy(user, io_buf, static_cast<size_t>(res));
       if (slot >= 0) free_slots.push_back(slot);
       results[k] = res;

@@ -70,9 +70,11 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
 // its own in progress.
 io_uring* calling_thread_ring(unsigned depth);
 
-// A chunk's completion result as the completion hook (below) rewrites it;
-// `res` itself when no hook is set.
-int hooked_result(hio_op op, uint64_t offset, uint64_t len, int res);
+// What a completed chunk transferred (bytes or -errno), as one blocking
+// system call would have reported it: `res` from its completion, passed
+// through the completion hook (below) when one is set, and -EAGAIN/-EINTR
+// retried synchronously on `buf` (counted in uring_retries).
+int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats);
 
 // Testing: called with each chunk's completion result (bytes or -errno)
 // before the engine interprets it; returns the result to use.  A hook can

@@ -279,17 +279,8 @@ class Pipeline {
       free_.push_back(slot);
       const uint64_t n = f.chunk_len(k);
       const uint64_t at = f.job.offset + k * f.chunk;
-      int res = hooked_result(HIO_OP_WRITE, at, n, cqe->res);
-      if (res == -EAGAIN || res == -EINTR) {
-        // Retried synchronously, as a blocking system call would have done.
-        Stats& s = Runtime::get().stats();
-        s.add(s.uring_retries);
-        ssize_t w;
-        do {
-          w = ::pwrite(f.job.dfd, f.job.staging.data() + k * f.chunk, n, static_cast<off_t>(at));
-        } while (w < 0 && errno == EINTR);
-        res = w < 0 ? -errno : static_cast<int>(w);
-      }
+      const int res = chunk_result(HIO_OP_WRITE, f.job.dfd, f.job.staging.data() + k * f.chunk, n, at, cqe->res,
+                                   Runtime::get().stats());
       f.results[k] = res;
       if (res < 0 || static_cast<uint64_t>(res) < n) f.stop = true;
       --f.inflight;
