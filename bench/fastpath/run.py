@@ -38,6 +38,8 @@ VARIANTS = {
     "hybrid_wb": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_WRITE_BEHIND": "on"},
     "hybrid_sync": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_URING": "off"},
     "direct": {"HYBRIDIO_POLICY": "direct"},
+    "direct_ra": {"HYBRIDIO_POLICY": "direct", "HYBRIDIO_READ_AHEAD": "32M"},
+    "hybrid_ra": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_READ_AHEAD": "32M"},
 }
 
 
@@ -139,7 +141,7 @@ def variant_env(variant):
     """NAME[:ENV=VALUE[+ENV=VALUE...]]: a variant of VARIANTS with extra environment."""
     name, _, extra = variant.partition(":")
     if name not in VARIANTS:
-        sys.exit(f"run.py: unknown variant '{name}' (known: {', '.join(sorted(VARIANTS))}, fio)")
+        sys.exit(f"run.py: unknown variant '{name}' (known: {', '.join(sorted(VARIANTS))}, fio, fio_overwrite)")
     env = dict(VARIANTS[name])
     for item in filter(None, extra.split("+")):
         key, eq, value = item.partition("=")
@@ -206,15 +208,20 @@ def main():
         order = variants[rep % len(variants):] + variants[:rep % len(variants)]  # rotate per repeat
         for v in order:
             if "write" in phases or "restore" in phases or "cached" in phases:
-                r = run_fio(a, "write", big, a.size) if v == "fio" else run_worker(a, v, "write", big, a.size)
+                # Every variant writes a new file, as a checkpoint does: fio would otherwise overwrite
+                # the blocks the previous variant allocated, a cheaper job than ours (O_TRUNC).
+                # fio_overwrite keeps them, to show that difference.
+                if v != "fio_overwrite" and os.path.exists(big):
+                    os.unlink(big)
+                r = run_fio(a, "write", big, a.size) if v.startswith("fio") else run_worker(a, v, "write", big, a.size)
                 results.setdefault(("write", v), []).append(r)
                 print(f"rep {rep} {v:12s} write   {a.size / r['seconds'] / 1e9:6.2f} GB/s  cpu {r['cpu'] / (a.size / 1e9):.3f} s/GB", flush=True)
                 if "restore" in phases:
                     drop_caches(big)
-                    r = run_fio(a, "read", big, a.size) if v == "fio" else run_worker(a, v, "restore", big, a.size)
+                    r = run_fio(a, "read", big, a.size) if v.startswith("fio") else run_worker(a, v, "restore", big, a.size)
                     results.setdefault(("restore", v), []).append(r)
                     print(f"rep {rep} {v:12s} restore {a.size / r['seconds'] / 1e9:6.2f} GB/s", flush=True)
-                if "cached" in phases and v != "fio":
+                if "cached" in phases and not v.startswith("fio"):
                     csize = min(a.size, 4 << 30)
                     subprocess.run(["cat", big], stdout=subprocess.DEVNULL, check=True)  # fully cached
                     run_worker(a, v, "cached", big, csize)  # warm-up pass
@@ -226,14 +233,14 @@ def main():
                 if not os.path.exists(shared):
                     run_worker(a, "direct", "write", shared, a.size)  # stamped, for verification
                 drop_caches(shared)
-                r = run_fio(a, "read", shared, a.size) if v == "fio" else run_worker(a, v, "restore", shared, a.size)
+                r = run_fio(a, "read", shared, a.size) if v.startswith("fio") else run_worker(a, v, "restore", shared, a.size)
                 results.setdefault(("cold", v), []).append(r)
                 print(f"rep {rep} {v:12s} cold    {a.size / r['seconds'] / 1e9:6.2f} GB/s  cpu {r['cpu'] / (a.size / 1e9):.3f} s/GB", flush=True)
-            if "contend" in phases and v != "fio":
+            if "contend" in phases and not v.startswith("fio"):
                 r = run_worker(a, v, "contend", big, a.size)
                 results.setdefault(("contend", v), []).append(r)
                 print(f"rep {rep} {v:12s} contend {a.size / r['seconds'] / 1e9:6.2f} GB/s  cpu {r['cpu'] / (a.size / 1e9):.3f} s/GB", flush=True)
-            if "rand4k" in phases and v != "fio":
+            if "rand4k" in phases and not v.startswith("fio"):
                 if not os.path.exists(small):
                     subprocess.run(["fio", "--name=prep", f"--filename={small}", "--size=1G", "--bs=1M", "--rw=write",
                                     "--output-format=terse"], check=True, capture_output=True)

@@ -5,7 +5,11 @@
 #include <numa.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace hybridio {
@@ -19,6 +23,42 @@ TEST(BufferPool, BuffersArePageAlignedZeroedAndWritable) {
   EXPECT_EQ(b.size(), size_t{1} << 20);
   for (size_t i = 0; i < b.size(); i += 4096) ASSERT_EQ(b.data()[i], 0);
   memset(b.data(), 0xab, b.size());
+}
+
+// The smaps entry of the mapping that holds `addr`, or "" if not found.
+std::string smaps_entry_of(const void* addr) {
+  std::ifstream in("/proc/self/smaps");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  std::string line, entry;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    unsigned long lo, hi;
+    if (sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find('-')) {
+      if (inside) return entry;
+      inside = a >= lo && a < hi;
+      entry.clear();
+    }
+    if (inside) entry += line + "\n";
+  }
+  return inside ? entry : "";
+}
+
+TEST(BufferPool, LargeBuffersAskForHugePages) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (mode.find("[never]") != std::string::npos || mode.empty()) {
+    GTEST_SKIP() << "transparent huge pages are off on this machine (" << mode << "): nothing to ask for";
+  }
+  BufferPool pool(64 << 20);
+  PoolBuffer b = pool.acquire(4 << 20);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (2 << 20), 0u) << "2 MiB aligned, so that huge pages fit";
+  const std::string entry = smaps_entry_of(b.data());
+  ASSERT_FALSE(entry.empty());
+  // VmFlags "hg" = MADV_HUGEPAGE (whether the kernel had huge pages to give is its business).
+  const size_t flags = entry.find("VmFlags:");
+  ASSERT_NE(flags, std::string::npos);
+  EXPECT_NE(entry.find(" hg", flags), std::string::npos) << entry;
 }
 
 TEST(BufferPool, SizesAreRoundedToPages) {

@@ -101,6 +101,16 @@ const Setting kSettings[] = {
      [](Config& c, const std::string& t) { return parse_bool(t, &c.write_behind); }},
     {"write_behind_limit", Kind::kSize, "staging memory for write-behind (at least 1M)",
      [](Config& c, const std::string& t) { return set_size(&c.write_behind_limit, t, 1 << 20); }},
+    {"read_ahead", Kind::kSize,
+     "bytes read ahead of a sequential direct read stream (off, on = 32M, at most 1G); only for files nobody writes meanwhile",
+     [](Config& c, const std::string& t) {
+       bool on;
+       if (parse_bool(t, &on)) return c.read_ahead = on ? 32 << 20 : 0, true;
+       uint64_t v;
+       if (!parse_size(t, &v) || v > (1ULL << 30)) return false;
+       c.read_ahead = v;
+       return true;
+     }},
     {"dontcache", Kind::kBool, "use RWF_DONTCACHE where supported",
      [](Config& c, const std::string& t) { return parse_bool(t, &c.dontcache); }},
     {"stats", Kind::kPath, "write JSON counters to this file at exit",
@@ -149,6 +159,7 @@ std::string current_value(const Config& c, const Setting& s) {
   if (key == "uring") return c.uring ? "on" : "off";
   if (key == "write_behind") return c.write_behind ? "on" : "off";
   if (key == "write_behind_limit") return format_size(c.write_behind_limit);
+  if (key == "read_ahead") return c.read_ahead ? format_size(c.read_ahead) : "off";
   if (key == "log") return "warn";
   return "(unset)";
 }

@@ -31,6 +31,7 @@ struct Config {
   bool uring = true;                   // io_uring; off: synchronous submission
   bool write_behind = false;           // opt-in: direct writes complete after the call returns
   uint64_t write_behind_limit = 64 << 20;  // staging memory for write-behind, per process
+  uint64_t read_ahead = 0;             // opt-in: bytes read ahead of sequential direct reads (read_ahead.h)
 
   Config();
 };

@@ -424,6 +424,22 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
   return p;
 }
 
+File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce) {
+  const EngineSettings engine = engine_settings();
+  if (!engine.read_ahead || !engine.uring) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  int dfd = direct_fd();
+  if (dfd < 0) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  Piece p;
+  p.done = ra_.serve(fd_, dfd, buf, len, offset, rt_.stats());
+  if (p.done) {
+    rt_.stats().count_bytes(HIO_OP_READ, HIO_PATH_DIRECT, p.done);
+  } else {
+    p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  }
+  if (p.done == len) ra_.advance(fd_, dfd, len, offset, engine.read_ahead, rt_.stats());
+  return p;
+}
+
 ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) {
   const hio_op op = req.op;
   const uint64_t offset = req.offset;
@@ -453,7 +469,8 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     }
     return static_cast<ssize_t>(done);
   }
-  Piece body = loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
+  Piece body = op == HIO_OP_READ ? read_direct(buf + done, d.body_len, offset + done, d.bounce)
+                                 : loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
   done += body.done;
   if (body.error) return result_of(done, body.error);
   // Whatever the direct body left (refused, short at EOF or a full disk) and
@@ -568,6 +585,7 @@ void File::set_mapped(bool mapped) {
 
 int File::close() {
   wb_.wait_all();
+  ra_.drop();
   const int deferred = wb_.take_error();
   int dfd = direct_fd_.exchange(-1);
   if (dfd >= 0) {

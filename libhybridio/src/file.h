@@ -23,6 +23,7 @@
 #include "cache_probe.h"
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
+#include "read_ahead.h"
 #include "write_behind.h"
 
 namespace hybridio {
@@ -79,6 +80,9 @@ class File {
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // A direct read body: from the read-ahead window when it holds it, else
+  // loop_direct; then the window is kept ahead of the stream.
+  Piece read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -102,6 +106,7 @@ class File {
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
+  ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
 };
 
 }  // namespace hybridio

@@ -53,6 +53,9 @@ hio_stats Stats::snapshot() const {
   s.write_behind_stalls = load(write_behind_stalls);
   s.write_behind_waits = load(write_behind_waits);
   s.write_behind_errors = load(write_behind_errors);
+  s.read_ahead_hits = load(read_ahead_hits);
+  s.read_ahead_bytes = load(read_ahead_bytes);
+  s.read_ahead_dropped = load(read_ahead_dropped);
   return s;
 }
 
@@ -67,7 +70,8 @@ void Stats::reset() {
                   &dontcache_refused, &probe_cachestat, &probe_mincore, &probe_failed, &fsyncs, &cached_first_reads, &cached_first_bytes,
                   &uring_requests, &uring_chunks, &uring_retries, &uring_trimmed, &uring_unavailable,
                   &sync_fallback_requests, &write_behind_writes, &write_behind_bytes,
-                  &write_behind_stalls, &write_behind_waits, &write_behind_errors})
+                  &write_behind_stalls, &write_behind_waits, &write_behind_errors, &read_ahead_hits,
+                  &read_ahead_bytes, &read_ahead_dropped})
     c->store(0);
 }
 
@@ -116,6 +120,8 @@ std::string Stats::to_json(const hio_policy_config& policy) const {
   j << "  \"write_behind\": {\"writes\": " << s.write_behind_writes << ", \"bytes\": " << s.write_behind_bytes
     << ", \"stalls\": " << s.write_behind_stalls << ", \"waits\": " << s.write_behind_waits
     << ", \"errors\": " << s.write_behind_errors << "},\n";
+  j << "  \"read_ahead\": {\"hits\": " << s.read_ahead_hits << ", \"bytes\": " << s.read_ahead_bytes
+    << ", \"dropped\": " << s.read_ahead_dropped << "},\n";
   j << "  \"fsyncs\": " << s.fsyncs << "\n}\n";
   return j.str();
 }

@@ -33,6 +33,7 @@ std::atomic<uint64_t> g_chunk_size{1 << 20};
 std::atomic<bool> g_uring{true};
 std::atomic<bool> g_write_behind{false};
 std::atomic<uint64_t> g_write_behind_limit{64 << 20};
+std::atomic<uint64_t> g_read_ahead{0};
 
 void store_settings(const EngineSettings& s) {
   g_queue_depth.store(std::clamp<uint32_t>(s.queue_depth, 1, 256), std::memory_order_relaxed);
@@ -42,6 +43,7 @@ void store_settings(const EngineSettings& s) {
   g_uring.store(s.uring, std::memory_order_relaxed);
   g_write_behind.store(s.write_behind, std::memory_order_relaxed);
   g_write_behind_limit.store(std::max<uint64_t>(s.write_behind_limit, 1 << 20), std::memory_order_relaxed);
+  g_read_ahead.store(std::min<uint64_t>(s.read_ahead, 1ULL << 30), std::memory_order_relaxed);
 }
 
 void init_settings() {
@@ -53,6 +55,7 @@ void init_settings() {
     s.uring = c.uring;
     s.write_behind = c.write_behind;
     s.write_behind_limit = c.write_behind_limit;
+    s.read_ahead = c.read_ahead;
     store_settings(s);
   });
 }
@@ -65,6 +68,33 @@ std::atomic<CompletionHook> g_hook{nullptr};
 // Bumped in a forked child: a ring inherited from the parent must not be used.
 std::atomic<uint64_t> g_generation{1};
 std::once_flag g_atfork_once;
+
+// ---- rings out of the program's way ------------------------------------------
+
+// Moves the ring's descriptor to a high number (as the O_DIRECT twins), out
+// of the way of a program that expects the lowest free numbers.
+void move_ring_fd_high(io_uring* ring) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < 64) return;
+  int floor = static_cast<int>(std::min<rlim_t>(rl.rlim_cur - rl.rlim_cur / 8, 60000));
+  if (floor <= ring->ring_fd) return;
+  int high = fcntl(ring->ring_fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0) return;
+  ::close(ring->ring_fd);
+  ring->ring_fd = high;
+  ring->enter_ring_fd = high;
+}
+
+// Whether `fd` still is an io_uring: a program that closes every descriptor
+// may have closed it and reused the number for its own file.
+bool fd_is_a_ring(int fd) {
+  char link[64], path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, link, sizeof link - 1);
+  if (n <= 0) return false;
+  link[n] = '\0';
+  return strcmp(link, "anon_inode:[io_uring]") == 0;
+}
 
 // ---- the calling thread's ring ------------------------------------------------
 
@@ -82,23 +112,10 @@ struct ThreadRing {
 
   ~ThreadRing() { close(); }
 
-  // Whether ring.ring_fd still is an io_uring: a program that closes every
-  // descriptor may have closed it and reused the number for its own file.
-  bool fd_still_ours() const {
-    char link[64], path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", ring.ring_fd);
-    ssize_t n = readlink(path, link, sizeof link - 1);
-    if (n <= 0) return false;
-    link[n] = '\0';
-    return strcmp(link, "anon_inode:[io_uring]") == 0;
-  }
-
   void close() {
     if (!ok) return;
-    // Never close a descriptor number that is no longer ours.
-    if (!fd_still_ours()) ring.ring_fd = -1;
     if (registered) register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
-    io_uring_queue_exit(&ring);
+    close_ring(&ring);
     ok = false;
     registered = false;
     slots.clear();
@@ -117,22 +134,10 @@ struct ThreadRing {
       rc = io_uring_queue_init_params(depth, &ring, &plain);
     }
     if (rc < 0) return rc;
-    // Out of the program's way: a high descriptor number (as the O_DIRECT
-    // twins), and registered with the kernel so that submission does not go
-    // through the number at all - a program closing every descriptor
-    // (close_range, closefrom) cannot take the ring away mid-request.
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= 64) {
-      int floor = static_cast<int>(std::min<rlim_t>(rl.rlim_cur - rl.rlim_cur / 8, 60000));
-      if (floor > ring.ring_fd) {
-        int high = fcntl(ring.ring_fd, F_DUPFD_CLOEXEC, floor);
-        if (high >= 0) {
-          ::close(ring.ring_fd);
-          ring.ring_fd = high;
-          ring.enter_ring_fd = high;
-        }
-      }
-    }
+    // Registered with the kernel so that submission does not go through the
+    // number at all - a program closing every descriptor (close_range,
+    // closefrom) cannot take the ring away mid-request.
+    move_ring_fd_high(&ring);
     ring_registered = io_uring_register_ring_fd(&ring) == 1;  // 5.18+; without it the number is used
     ok = true;
     entries = depth;
@@ -236,6 +241,7 @@ EngineSettings engine_settings() {
   s.uring = g_uring.load(std::memory_order_relaxed);
   s.write_behind = g_write_behind.load(std::memory_order_relaxed);
   s.write_behind_limit = g_write_behind_limit.load(std::memory_order_relaxed);
+  s.read_ahead = g_read_ahead.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -260,6 +266,23 @@ int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, in
     res = static_cast<int>(sync_io(op, fd, buf, len, offset));
   }
   return res;
+}
+
+int open_shared_ring(io_uring* ring, unsigned depth) {
+  int rc = io_uring_queue_init(depth, ring, 0);
+  if (rc < 0) return rc;
+  if (!probe_ops(ring)) {
+    io_uring_queue_exit(ring);
+    return -EOPNOTSUPP;
+  }
+  move_ring_fd_high(ring);
+  return 0;
+}
+
+void close_ring(io_uring* ring) {
+  // Never close a descriptor number that is no longer ours.
+  if (!fd_is_a_ring(ring->ring_fd)) ring->ring_fd = -1;
+  io_uring_queue_exit(ring);
 }
 
 void reset_uring_detection_for_testing() {
@@ -425,6 +448,7 @@ HIO_API void hio_engine_get(struct hio_engine_config* out) {
   out->uring = s.uring ? 1 : 0;
   out->write_behind = s.write_behind ? 1 : 0;
   out->write_behind_limit = s.write_behind_limit;
+  out->read_ahead = s.read_ahead;
 }
 
 HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
@@ -435,6 +459,7 @@ HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
   s.uring = cfg->uring != 0;
   s.write_behind = cfg->write_behind != 0;
   s.write_behind_limit = cfg->write_behind_limit;
+  s.read_ahead = cfg->read_ahead;
   hybridio::set_engine_settings(s);
 }
 

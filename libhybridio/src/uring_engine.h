@@ -35,7 +35,8 @@ namespace hybridio {
 class Stats;
 
 // The engine's tunables (HYBRIDIO_QUEUE_DEPTH, HYBRIDIO_CHUNK_SIZE,
-// HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND, HYBRIDIO_WRITE_BEHIND_LIMIT),
+// HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND, HYBRIDIO_WRITE_BEHIND_LIMIT,
+// HYBRIDIO_READ_AHEAD),
 // changeable at run time with hio_engine_set().
 struct EngineSettings {
   uint32_t queue_depth = 8;               // chunks in flight per request (1-256)
@@ -43,6 +44,7 @@ struct EngineSettings {
   bool uring = true;                      // false: synchronous submission only
   bool write_behind = false;              // opt-in asynchronous direct writes (write_behind.h)
   uint64_t write_behind_limit = 64 << 20; // staging memory per process for write-behind
+  uint64_t read_ahead = 0;                // opt-in: bytes read ahead of a sequential direct read stream (read_ahead.h)
 };
 
 EngineSettings engine_settings();
@@ -69,6 +71,14 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
 // calling thread may use it, and never with a parallel_direct() call of
 // its own in progress.
 io_uring* calling_thread_ring(unsigned depth);
+
+// A ring that any thread may use (one at a time; no SINGLE_ISSUER, no
+// registered ring index), on a high descriptor number: for state shared by
+// the threads of one file (read_ahead.h).  0 or -errno.
+int open_shared_ring(io_uring* ring, unsigned depth);
+// Unmaps and closes a ring opened here, never closing a descriptor number
+// that the program has closed and reused meanwhile.
+void close_ring(io_uring* ring);
 
 // What a completed chunk transferred (bytes or -errno), as one blocking
 // system call would have reported it: `res` from its completion, passed

@@ -124,6 +124,10 @@ struct hio_stats {
 	uint64_t write_behind_stalls; /* writes that waited for staging memory */
 	uint64_t write_behind_waits;  /* reads, writes, fsyncs, closes that waited for queued writes */
 	uint64_t write_behind_errors; /* deferred write errors reported by fsync/close */
+	/* Appended with read-ahead. */
+	uint64_t read_ahead_hits;     /* direct reads served from the read-ahead window */
+	uint64_t read_ahead_bytes;
+	uint64_t read_ahead_dropped;  /* windows given up: the file changed, a read left the stream, an error */
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */
@@ -157,6 +161,8 @@ struct hio_engine_config {
 	int uring;                   /* 1: io_uring where available; 0: synchronous submission */
 	int write_behind;            /* 1: direct writes return once staged (docs/architecture.md) */
 	uint64_t write_behind_limit; /* staging memory for write-behind, per process (>= 1 MiB) */
+	/* Appended with read-ahead. */
+	uint64_t read_ahead;         /* bytes read ahead of a sequential direct read stream (0: off; <= 1 GiB) */
 };
 
 /* The engine settings in effect (after environment and config file). */

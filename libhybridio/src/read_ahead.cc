@@ -1,0 +1,294 @@
+// read_ahead.cc - see read_ahead.h.
+#include "read_ahead.h"
+
+#include <liburing.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "stats.h"
+#include "uring_engine.h"
+
+namespace hybridio {
+namespace {
+
+std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
+std::atomic<int64_t> g_quiet_ns{-1};
+
+constexpr unsigned kRingEntries = 64;  // the most requests a window keeps in flight
+
+int64_t quiet_ns() {
+  const int64_t t = g_quiet_ns.load(std::memory_order_relaxed);
+  return t >= 0 ? t : ReadAhead::kQuietSeconds * 1000000000LL;
+}
+
+int64_t ns_of(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
+
+// The file's identity for "has it changed": change time and size.
+struct Version {
+  int64_t ctime_ns = 0;
+  off_t size = 0;
+  bool operator==(const Version& o) const { return ctime_ns == o.ctime_ns && size == o.size; }
+};
+
+bool version_of(int fd, Version* v) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return false;
+  v->ctime_ns = ns_of(st.st_ctim);
+  v->size = st.st_size;
+  return true;
+}
+
+}  // namespace
+
+struct ReadAhead::Window {
+  struct Slot {
+    uint64_t offset = 0;
+    uint64_t len = 0;
+    PoolBuffer buf;
+    bool done = false;
+    int res = 0;
+  };
+
+  explicit Window(pid_t owner) : pid(owner) {}
+
+  const pid_t pid;
+  std::mutex mu;
+  io_uring ring{};
+  bool ring_ok = false;
+  bool ring_failed = false;    // no ring (io_uring unusable, no memory): never read ahead
+  bool broken = false;         // a wait on the ring failed: its buffers can never be reused
+  std::deque<Slot> slots;      // in file order; front = the next read expected
+  uint64_t front_seq = 0;      // user_data of slots.front()
+  std::vector<PoolBuffer> spare;  // released staging buffers of the current size
+  std::atomic<uint64_t> staged{0};
+  uint64_t stream_end = ~0ULL;  // where the previous direct read ended
+  Version version;             // the file when the window started
+
+  bool acquire(uint64_t len, PoolBuffer* out) {
+    if (g_staged.fetch_add(len, std::memory_order_relaxed) + len > kProcessLimit) {
+      g_staged.fetch_sub(len, std::memory_order_relaxed);
+      return false;
+    }
+    if (!spare.empty() && spare.back().size() >= len) {
+      *out = std::move(spare.back());
+      spare.pop_back();
+    } else {
+      *out = BufferPool::get().acquire(len);
+    }
+    if (*out) {
+      staged.fetch_add(len, std::memory_order_relaxed);
+      return true;
+    }
+    g_staged.fetch_sub(len, std::memory_order_relaxed);
+    return false;
+  }
+
+  void release(Slot& s) {
+    g_staged.fetch_sub(s.len, std::memory_order_relaxed);
+    staged.fetch_sub(s.len, std::memory_order_relaxed);
+    if (s.buf.size() >= s.len && spare.size() < kRingEntries) spare.push_back(std::move(s.buf));
+    s.buf.reset();
+  }
+
+  // Reaps completions until slot `i` is done (submitting whatever a busy
+  // ring left unsubmitted); false if the ring failed.
+  bool wait(size_t i) {
+    while (!slots[i].done) {
+      io_uring_cqe* cqe = nullptr;
+      if (io_uring_peek_cqe(&ring, &cqe) != 0) {
+        int rc = io_uring_submit_and_wait(&ring, 1);
+        if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY) continue;
+        if (rc < 0) return false;
+        continue;
+      }
+      const uint64_t k = io_uring_cqe_get_data64(cqe) - front_seq;
+      if (k < slots.size()) {
+        slots[k].done = true;
+        slots[k].res = cqe->res;
+      }
+      io_uring_cqe_seen(&ring, cqe);
+    }
+    return true;
+  }
+
+  // Gives the window up: waits for what is in flight, keeps the buffers.
+  void clear() {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (!wait(i)) {
+        // The reads may still land in these buffers: never hand them out again.
+        broken = true;
+        for (Slot& s : slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
+        slots.clear();
+        return;
+      }
+    }
+    while (!slots.empty()) {
+      release(slots.front());
+      slots.pop_front();
+      ++front_seq;
+    }
+  }
+
+  bool ensure_ring() {
+    if (ring_ok) return true;
+    if (ring_failed || !uring_usable()) return false;
+    if (open_shared_ring(&ring, kRingEntries) != 0) {
+      ring_failed = true;
+      return false;
+    }
+    ring_ok = true;
+    return true;
+  }
+
+  ~Window() {
+    clear();
+    spare.clear();
+    if (ring_ok && !broken) close_ring(&ring);
+  }
+};
+
+ReadAhead::~ReadAhead() {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (w && w->pid == getpid()) delete w;
+}
+
+ReadAhead::Window* ReadAhead::window() {
+  const pid_t me = getpid();
+  Window* w = window_.load(std::memory_order_acquire);
+  if (w && w->pid == me) return w;
+  Window* fresh = new (std::nothrow) Window(me);
+  if (!fresh) return nullptr;
+  if (!window_.compare_exchange_strong(w, fresh, std::memory_order_acq_rel)) {
+    delete fresh;  // another thread of this process got there first
+    return w && w->pid == me ? w : nullptr;
+  }
+  if (w) {
+    // Inherited from the parent across fork(): its lock may be held by a
+    // thread that does not exist here and its ring is the parent's too.
+    // Unmap our view of the ring; leave the rest (the child's copy) alone.
+    g_staged.fetch_sub(w->staged.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    if (w->ring_ok) close_ring(&w->ring);
+  }
+  return fresh;
+}
+
+uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t offset, Stats& stats) {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
+  std::lock_guard<std::mutex> lock(w->mu);
+  if (w->slots.empty()) return 0;
+  Window::Slot& s = w->slots.front();
+  if (s.offset != offset || s.len != len) {
+    w->clear();
+    stats.add(stats.read_ahead_dropped);
+    return 0;
+  }
+  if (!w->wait(0)) {
+    w->clear();
+    stats.add(stats.read_ahead_dropped);
+    return 0;
+  }
+  const int res = chunk_result(HIO_OP_READ, dfd, s.buf.data(), len, offset, s.res, stats);
+  Version now;
+  if (res < 0 || static_cast<uint64_t>(res) != len || !version_of(fd, &now) || !(now == w->version)) {
+    // Failed, short or changed since: the caller's own read says what is there.
+    w->clear();
+    stats.add(stats.read_ahead_dropped);
+    return 0;
+  }
+  memcpy(buf, s.buf.data(), len);
+  w->release(s);
+  w->slots.pop_front();
+  ++w->front_seq;
+  stats.add(stats.read_ahead_hits);
+  stats.add(stats.read_ahead_bytes, len);
+  return len;
+}
+
+void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats) {
+  Window* w = window();
+  if (!w) return;
+  std::lock_guard<std::mutex> lock(w->mu);
+  const bool sequential = offset == w->stream_end;
+  w->stream_end = offset + len;
+  // A window of fewer than two requests does no better than the request's
+  // own chunks in flight.
+  if (!sequential || ahead < 2 * len) {
+    if (!w->slots.empty()) {
+      w->clear();
+      stats.add(stats.read_ahead_dropped);
+    }
+    return;
+  }
+  if (w->broken || !w->ensure_ring()) return;  // never again on this file
+  if (w->slots.empty()) {
+    // Start: only on a file that has been quiet for longer than any
+    // timestamp resolution (read_ahead.h).
+    Version v;
+    timespec now{};
+    if (!version_of(fd, &v) || clock_gettime(CLOCK_REALTIME, &now) != 0) return;
+    if (ns_of(now) - v.ctime_ns < quiet_ns()) return;
+    w->version = v;
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (!w->spare.empty() && w->spare.front().size() != (len + page - 1) / page * page) w->spare.clear();
+  }
+  uint64_t next = w->slots.empty() ? offset + len : w->slots.back().offset + w->slots.back().len;
+  unsigned queued = 0;
+  // Only whole requests within the size seen at the start: the last, short
+  // one is the caller's own read, which reports EOF itself.
+  while (w->slots.size() < kRingEntries && (w->slots.size() + 1) * len <= ahead &&
+         next + len <= static_cast<uint64_t>(w->version.size)) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);
+    if (!sqe) break;
+    Window::Slot s;
+    if (!w->acquire(len, &s.buf)) {
+      // No memory for it: hand the entry back as a no-op nobody waits for.
+      io_uring_prep_nop(sqe);
+      io_uring_sqe_set_data64(sqe, ~0ULL);
+      ++queued;
+      break;
+    }
+    s.offset = next;
+    s.len = len;
+    io_uring_prep_read(sqe, dfd, s.buf.data(), static_cast<unsigned>(len), next);
+    io_uring_sqe_set_data64(sqe, w->front_seq + w->slots.size());
+    w->slots.push_back(std::move(s));
+    next += len;
+    ++queued;
+  }
+  if (!queued) return;
+  int rc;
+  do rc = io_uring_submit(&w->ring);
+  while (rc == -EINTR);
+  // -EAGAIN/-EBUSY: left in the ring, submitted by the next wait.  Anything
+  // else: the ring is unusable; give the window up for good.
+  if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
+    w->broken = true;
+    for (Window::Slot& s : w->slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
+    w->slots.clear();
+  }
+}
+
+void ReadAhead::drop() {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return;
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->clear();
+  w->spare.clear();
+  w->stream_end = ~0ULL;
+}
+
+void ReadAhead::set_quiet_ns_for_testing(int64_t ns) { g_quiet_ns.store(ns, std::memory_order_relaxed); }
+
+uint64_t ReadAhead::staged_bytes() { return g_staged.load(std::memory_order_relaxed); }
+
+}  // namespace hybridio

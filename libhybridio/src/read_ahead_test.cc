@@ -1,0 +1,329 @@
+// read_ahead_test.cc - read-ahead of sequential direct reads: the bytes,
+// EOF, changes by other descriptors and by the library seen at once, failed
+// read-aheads reported by the read itself, windows given up and their
+// memory returned, fork, concurrent readers.
+#include "read_ahead.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine_fixture.h"
+#include "file_bytes.h"
+#include "hybridio/hybridio.h"
+#include "uring_engine.h"
+
+namespace hybridio {
+namespace {
+
+constexpr uint64_t K = 1024, M = 1024 * 1024;
+constexpr uint64_t kRead = 256 * K;  // four of the fixture's 64 KiB chunks
+constexpr int64_t kQuietNs = 50 * 1000 * 1000;
+
+std::atomic<uint64_t> g_fail_offset{~0ULL};
+std::atomic<int> g_fail_count{0};  // failures left to inject at g_fail_offset
+int fail_reads_at(hio_op op, uint64_t offset, uint64_t, int res) {
+  if (op == HIO_OP_READ && offset == g_fail_offset.load() && g_fail_count.load() > 0) {
+    g_fail_count.fetch_sub(1);
+    return -EIO;
+  }
+  return res;
+}
+
+class ReadAheadTest : public testing::DirectEngineTest {
+ protected:
+  void configure(hio_engine_config& e) override {
+    testing::DirectEngineTest::configure(e);
+    e.read_ahead = 2 * M;  // eight reads of kRead ahead
+  }
+  void SetUp() override {
+    testing::DirectEngineTest::SetUp();
+    ReadAhead::set_quiet_ns_for_testing(kQuietNs);
+    g_fail_offset = ~0ULL;
+    g_fail_count = 0;
+  }
+  void TearDown() override {
+    ReadAhead::set_quiet_ns_for_testing(-1);
+    testing::DirectEngineTest::TearDown();
+  }
+
+  // A file of `size` random bytes, written and synced through a plain
+  // descriptor, then left quiet for longer than the window's quiet time.
+  std::vector<char> make_file(const std::string& path, size_t size, unsigned seed) {
+    std::vector<char> data = testing::random_bytes(size, seed);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::pwrite(fd, data.data(), size, 0), static_cast<ssize_t>(size));
+    EXPECT_EQ(::fsync(fd), 0);
+    ::close(fd);
+    quiet();
+    return data;
+  }
+  static void quiet() { usleep(static_cast<useconds_t>(kQuietNs / 1000 + 20000)); }
+
+  // Reads [offset, offset + kRead) through `f` and checks it against `model`.
+  static void read_and_check(hio_file* f, const std::vector<char>& model, uint64_t offset) {
+    std::vector<char> buf(kRead);
+    const uint64_t want = offset >= model.size() ? 0 : std::min<uint64_t>(kRead, model.size() - offset);
+    ASSERT_EQ(hio_pread(f, buf.data(), kRead, static_cast<off_t>(offset)), static_cast<ssize_t>(want)) << offset;
+    ASSERT_EQ(memcmp(buf.data(), model.data() + offset, want), 0) << "bytes at " << offset;
+  }
+};
+
+TEST_F(ReadAheadTest, SequentialReadsComeFromTheWindowToTheEnd) {
+  const std::string path = dir_.file("seq");
+  // Not a multiple of the request: the last read is short, then EOF.
+  std::vector<char> model = make_file(path, 24 * M + 100 * K + 17, 1);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off <= model.size(); off += kRead) {
+    read_and_check(f, model, off);
+    if (off == 8 * M) {
+      EXPECT_EQ(ReadAhead::staged_bytes(), 2 * M) << "a full window in flight";
+    }
+  }
+  hio_stats s = stats();
+  // 98 reads: the first two start the stream, the short last one and EOF are the caller's.
+  EXPECT_GE(s.read_ahead_hits, 90u);
+  EXPECT_EQ(s.read_ahead_bytes, s.read_ahead_hits * kRead);
+  EXPECT_EQ(s.read_ahead_dropped, 0u);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u) << "nothing whole is left to read ahead at the end";
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, OffByDefault) {
+  hio_engine_config e;
+  hio_engine_get(&e);
+  e.read_ahead = saved_.read_ahead;  // the process default (no HYBRIDIO_READ_AHEAD in the test's environment)
+  hio_engine_set(&e);
+  const std::string path = dir_.file("default");
+  std::vector<char> model = make_file(path, 4 * M, 2);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < model.size(); off += kRead) read_and_check(f, model, off);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(stats().read_ahead_hits, 0u);
+}
+
+TEST_F(ReadAheadTest, WriteByAnotherDescriptorIsSeen) {
+  const std::string path = dir_.file("other");
+  std::vector<char> model = make_file(path, 8 * M, 3);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(stats().read_ahead_hits, 0u);
+  // Overwrite what the window already holds, through the page cache.
+  std::vector<char> fresh = testing::random_bytes(3 * kRead, 4);
+  int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, fresh.data(), fresh.size(), 4 * kRead + 1000), static_cast<ssize_t>(fresh.size()));
+  ::close(fd);
+  memcpy(model.data() + 4 * kRead + 1000, fresh.data(), fresh.size());
+  for (uint64_t off = 4 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+  EXPECT_GE(stats().read_ahead_dropped, 1u);
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, WriteThroughTheSameFileIsSeen) {
+  const std::string path = dir_.file("same");
+  std::vector<char> model = make_file(path, 8 * M, 5);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR, 0, &f), 0);
+  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(stats().read_ahead_hits, 0u);
+  std::vector<char> fresh = testing::random_bytes(kRead, 6);  // aligned: goes direct
+  ASSERT_EQ(hio_pwrite(f, fresh.data(), kRead, static_cast<off_t>(6 * kRead)), static_cast<ssize_t>(kRead));
+  memcpy(model.data() + 6 * kRead, fresh.data(), kRead);
+  for (uint64_t off = 4 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+  EXPECT_GE(stats().read_ahead_dropped, 1u);
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, TruncateByAnotherDescriptorIsSeen) {
+  const std::string path = dir_.file("trunc");
+  std::vector<char> model = make_file(path, 8 * M, 7);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(stats().read_ahead_hits, 0u);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(5 * kRead + 333)), 0);
+  model.resize(5 * kRead + 333);
+  for (uint64_t off = 4 * kRead; off < 8 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, RecentlyChangedFileGetsNoWindow) {
+  ReadAhead::set_quiet_ns_for_testing(3600LL * 1000000000LL);
+  const std::string path = dir_.file("recent");
+  std::vector<char> model = make_file(path, 4 * M, 8);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < model.size(); off += kRead) read_and_check(f, model, off);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(stats().read_ahead_hits, 0u);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
+TEST_F(ReadAheadTest, FailedReadAheadIsRetriedByTheRead) {
+  const std::string path = dir_.file("transient");
+  std::vector<char> model = make_file(path, 8 * M, 9);
+  set_completion_hook(fail_reads_at);
+  g_fail_offset = 6 * kRead;  // a read ahead of the window, once
+  g_fail_count = 1;
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < model.size(); off += kRead) read_and_check(f, model, off);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(g_fail_count.load(), 0) << "the read-ahead met the failure";
+  EXPECT_GE(stats().read_ahead_dropped, 1u);
+  EXPECT_GT(stats().read_ahead_hits, 0u);
+}
+
+TEST_F(ReadAheadTest, PersistentErrorIsReportedByTheReadOfThatRange) {
+  const std::string path = dir_.file("eio");
+  std::vector<char> model = make_file(path, 8 * M, 10);
+  set_completion_hook(fail_reads_at);
+  g_fail_offset = 6 * kRead;  // every read of it, ahead or not
+  g_fail_count = 1000;
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  std::vector<char> buf(kRead);
+  for (uint64_t off = 0; off < 6 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(stats().read_ahead_hits, 0u);
+  EXPECT_EQ(hio_pread(f, buf.data(), kRead, static_cast<off_t>(6 * kRead)), -EIO);
+  g_fail_count = 0;
+  for (uint64_t off = 7 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, ReadsElsewhereGiveTheWindowUp) {
+  const std::string path = dir_.file("jump");
+  std::vector<char> model = make_file(path, 8 * M, 11);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(ReadAhead::staged_bytes(), 0u);
+  read_and_check(f, model, 20 * kRead);  // a jump
+  read_and_check(f, model, 4 * kRead);   // and back
+  // Another size at the stream's position: not what the window holds.
+  std::vector<char> big(2 * kRead);
+  ASSERT_EQ(hio_pread(f, big.data(), big.size(), static_cast<off_t>(5 * kRead)), static_cast<ssize_t>(big.size()));
+  EXPECT_EQ(memcmp(big.data(), model.data() + 5 * kRead, big.size()), 0);
+  EXPECT_GE(stats().read_ahead_dropped, 1u);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
+TEST_F(ReadAheadTest, ForkedChildReadsOnItsOwn) {
+  const std::string path = dir_.file("fork");
+  std::vector<char> model = make_file(path, 8 * M, 12);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+  ASSERT_GT(ReadAhead::staged_bytes(), 0u) << "reads in flight across the fork";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // a hang fails the test instead of stalling it
+    std::vector<char> buf(kRead);
+    for (uint64_t off = 4 * kRead; off < model.size(); off += kRead) {
+      if (hio_pread(f, buf.data(), kRead, static_cast<off_t>(off)) != static_cast<ssize_t>(kRead)) _exit(1);
+      if (memcmp(buf.data(), model.data() + off, kRead) != 0) _exit(2);
+    }
+    hio_stats s;
+    hio_stats_get(&s);
+    _exit(s.read_ahead_hits > 0 ? 0 : 3);  // the child's own window worked
+  }
+  for (uint64_t off = 4 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died with signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(ReadAheadTest, ConcurrentReadersOfOneFileGetTheirBytes) {
+  const std::string path = dir_.file("threads");
+  std::vector<char> model = make_file(path, 16 * M, 13);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  std::atomic<int> bad{0};
+  auto reader = [&](uint64_t begin, uint64_t end) {
+    std::vector<char> buf(kRead);
+    for (uint64_t off = begin; off < end; off += kRead)
+      if (hio_pread(f, buf.data(), kRead, static_cast<off_t>(off)) != static_cast<ssize_t>(kRead) ||
+          memcmp(buf.data(), model.data() + off, kRead) != 0)
+        ++bad;
+  };
+  std::thread a(reader, 0, 8 * M), b(reader, 8 * M, 16 * M);
+  a.join();
+  b.join();
+  EXPECT_EQ(bad.load(), 0);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
+
+// Sequential runs of direct reads of several sizes, with writes (through the
+// library and through another descriptor), truncates and extensions
+// between the reads and quiet pauses that let windows start: every read
+// must return the bytes of a model of the file.
+TEST_F(ReadAheadTest, RandomStreamsAndChangesMatchTheModel) {
+  const std::string path = dir_.file("model");
+  std::vector<char> model = make_file(path, 16 * M, 14);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR, 0, &f), 0);
+  int other = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(other, 0);
+  std::mt19937_64 rng(0x5eedULL);
+  auto below = [&](uint64_t n) { return n ? rng() % n : 0; };
+  std::vector<char> buf(1 * M);
+  uint64_t changes = 0;
+  for (int run = 0; run < 300; ++run) {
+    if (below(100) < 15) quiet();
+    const uint64_t size = (64 * K) << below(4);  // 64K-512K
+    uint64_t off = below(model.size() + 1 * M) / size * size;
+    const unsigned reads = 3 + static_cast<unsigned>(below(8));
+    for (unsigned r = 0; r < reads; ++r, off += size) {
+      const uint64_t want = off >= model.size() ? 0 : std::min<uint64_t>(size, model.size() - off);
+      ASSERT_EQ(hio_pread(f, buf.data(), size, static_cast<off_t>(off)), static_cast<ssize_t>(want))
+          << "run " << run << " read " << r << " at " << off;
+      ASSERT_EQ(memcmp(buf.data(), model.data() + off, want), 0) << "run " << run << " read " << r << " at " << off;
+      if (below(100) >= 12) continue;
+      ++changes;
+      const unsigned kind = static_cast<unsigned>(below(4));
+      if (kind < 3) {  // a write, often just ahead of the stream
+        const uint64_t len = 1 + below(300 * K);
+        const uint64_t at = below(2) ? off + size + below(2 * size) : below(model.size() + 64 * K);
+        std::vector<char> data = testing::random_bytes(len, static_cast<unsigned>(rng()));
+        const ssize_t n = kind == 0 ? hio_pwrite(f, data.data(), len, static_cast<off_t>(at))
+                                    : ::pwrite(other, data.data(), len, static_cast<off_t>(at));
+        ASSERT_EQ(n, static_cast<ssize_t>(len));
+        if (model.size() < at + len) model.resize(at + len, 0);
+        memcpy(model.data() + at, data.data(), len);
+      } else {  // shrink or grow
+        const uint64_t to = below(20 * M);
+        ASSERT_EQ(::ftruncate(other, static_cast<off_t>(to)), 0);
+        model.resize(to, 0);
+      }
+    }
+  }
+  ::close(other);
+  ASSERT_EQ(hio_close(f), 0);
+  hio_stats s = stats();
+  EXPECT_GT(changes, 50u);
+  EXPECT_GT(s.read_ahead_hits, 100u) << "windows served reads";
+  EXPECT_GT(s.read_ahead_dropped, 10u) << "changes gave windows up";
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace hybridio
