@@ -22,7 +22,12 @@ Usage (root, for drop_caches):
   bench/fastpath/run.py --lib build/lib/libhybridio.so --dir /work/scratch \
       --size 6G --repeat 5 --json out.json [--variants buffered,hybrid,hybrid_wb,fio]
 
-A variant is NAME[:ENV=VALUE[+ENV=VALUE...]] (NAME defined below), e.g.
+Every write phase starts from a new file, for every variant: fio would otherwise
+overwrite the blocks the previous variant allocated (a cheaper job than writing
+a new file).  The variant fio_overwrite keeps them, to show that difference.
+
+A variant is NAME[:ENV=VALUE[+ENV=VALUE...]] (NAME defined below, or fio,
+fio_overwrite), e.g.
 hybrid_wb:HYBRIDIO_QUEUE_DEPTH=16+HYBRIDIO_CHUNK_SIZE=2M.  The worker mode
 (--worker) is what each measurement process runs.
 """

@@ -69,6 +69,17 @@ class ReadAheadTest : public testing::DirectEngineTest {
   }
   static void quiet() { usleep(static_cast<useconds_t>(kQuietNs / 1000 + 20000)); }
 
+  // Opens `path` and reads its first four requests: a window is then in flight.
+  static hio_file* open_streaming(const std::string& path, const std::vector<char>& model, int flags) {
+    hio_file* f = nullptr;
+    EXPECT_EQ(hio_open(path.c_str(), flags, 0, &f), 0);
+    if (!f) return nullptr;
+    for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
+    EXPECT_GT(stats().read_ahead_hits, 0u);
+    EXPECT_GT(ReadAhead::staged_bytes(), 0u) << "a window is in flight";
+    return f;
+  }
+
   // Reads [offset, offset + kRead) through `f` and checks it against `model`.
   static void read_and_check(hio_file* f, const std::vector<char>& model, uint64_t offset) {
     std::vector<char> buf(kRead);
@@ -116,10 +127,8 @@ TEST_F(ReadAheadTest, OffByDefault) {
 TEST_F(ReadAheadTest, WriteByAnotherDescriptorIsSeen) {
   const std::string path = dir_.file("other");
   std::vector<char> model = make_file(path, 8 * M, 3);
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
-  ASSERT_GT(stats().read_ahead_hits, 0u);
+  hio_file* f = open_streaming(path, model, O_RDONLY);
+  ASSERT_TRUE(f);
   // Overwrite what the window already holds, through the page cache.
   std::vector<char> fresh = testing::random_bytes(3 * kRead, 4);
   int fd = ::open(path.c_str(), O_WRONLY);
@@ -135,10 +144,8 @@ TEST_F(ReadAheadTest, WriteByAnotherDescriptorIsSeen) {
 TEST_F(ReadAheadTest, WriteThroughTheSameFileIsSeen) {
   const std::string path = dir_.file("same");
   std::vector<char> model = make_file(path, 8 * M, 5);
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDWR, 0, &f), 0);
-  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
-  ASSERT_GT(stats().read_ahead_hits, 0u);
+  hio_file* f = open_streaming(path, model, O_RDWR);
+  ASSERT_TRUE(f);
   std::vector<char> fresh = testing::random_bytes(kRead, 6);  // aligned: goes direct
   ASSERT_EQ(hio_pwrite(f, fresh.data(), kRead, static_cast<off_t>(6 * kRead)), static_cast<ssize_t>(kRead));
   memcpy(model.data() + 6 * kRead, fresh.data(), kRead);
@@ -150,10 +157,8 @@ TEST_F(ReadAheadTest, WriteThroughTheSameFileIsSeen) {
 TEST_F(ReadAheadTest, TruncateByAnotherDescriptorIsSeen) {
   const std::string path = dir_.file("trunc");
   std::vector<char> model = make_file(path, 8 * M, 7);
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
-  ASSERT_GT(stats().read_ahead_hits, 0u);
+  hio_file* f = open_streaming(path, model, O_RDONLY);
+  ASSERT_TRUE(f);
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(5 * kRead + 333)), 0);
   model.resize(5 * kRead + 333);
   for (uint64_t off = 4 * kRead; off < 8 * kRead; off += kRead) read_and_check(f, model, off);
@@ -207,10 +212,8 @@ TEST_F(ReadAheadTest, PersistentErrorIsReportedByTheReadOfThatRange) {
 TEST_F(ReadAheadTest, ReadsElsewhereGiveTheWindowUp) {
   const std::string path = dir_.file("jump");
   std::vector<char> model = make_file(path, 8 * M, 11);
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
-  ASSERT_GT(ReadAhead::staged_bytes(), 0u);
+  hio_file* f = open_streaming(path, model, O_RDONLY);
+  ASSERT_TRUE(f);
   read_and_check(f, model, 20 * kRead);  // a jump
   read_and_check(f, model, 4 * kRead);   // and back
   // Another size at the stream's position: not what the window holds.
@@ -225,10 +228,8 @@ TEST_F(ReadAheadTest, ReadsElsewhereGiveTheWindowUp) {
 TEST_F(ReadAheadTest, ForkedChildReadsOnItsOwn) {
   const std::string path = dir_.file("fork");
   std::vector<char> model = make_file(path, 8 * M, 12);
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  for (uint64_t off = 0; off < 4 * kRead; off += kRead) read_and_check(f, model, off);
-  ASSERT_GT(ReadAhead::staged_bytes(), 0u) << "reads in flight across the fork";
+  hio_file* f = open_streaming(path, model, O_RDONLY);
+  ASSERT_TRUE(f);
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
