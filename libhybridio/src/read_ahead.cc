@@ -120,14 +120,20 @@ struct ReadAhead::Window {
     return true;
   }
 
+  // The ring can no longer be waited on: reads may still land in the
+  // slots' buffers, so they are never handed out again (leaked), and the
+  // window is never used again.
+  void abandon() {
+    broken = true;
+    for (Slot& s : slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
+    slots.clear();
+  }
+
   // Gives the window up: waits for what is in flight, keeps the buffers.
   void clear() {
     for (size_t i = 0; i < slots.size(); ++i) {
       if (!wait(i)) {
-        // The reads may still land in these buffers: never hand them out again.
-        broken = true;
-        for (Slot& s : slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
-        slots.clear();
+        abandon();
         return;
       }
     }
@@ -136,6 +142,12 @@ struct ReadAhead::Window {
       slots.pop_front();
       ++front_seq;
     }
+  }
+
+  // Gives a window that did not serve the stream up (counted).
+  void drop_unused(Stats& stats) {
+    clear();
+    stats.add(stats.read_ahead_dropped);
   }
 
   bool ensure_ring() {
@@ -187,22 +199,16 @@ uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t off
   std::lock_guard<std::mutex> lock(w->mu);
   if (w->slots.empty()) return 0;
   Window::Slot& s = w->slots.front();
-  if (s.offset != offset || s.len != len) {
-    w->clear();
-    stats.add(stats.read_ahead_dropped);
-    return 0;
-  }
-  if (!w->wait(0)) {
-    w->clear();
-    stats.add(stats.read_ahead_dropped);
+  // Not what the window holds (a read elsewhere or of another size), or the ring failed.
+  if (s.offset != offset || s.len != len || !w->wait(0)) {
+    w->drop_unused(stats);
     return 0;
   }
   const int res = chunk_result(HIO_OP_READ, dfd, s.buf.data(), len, offset, s.res, stats);
   Version now;
   if (res < 0 || static_cast<uint64_t>(res) != len || !version_of(fd, &now) || !(now == w->version)) {
     // Failed, short or changed since: the caller's own read says what is there.
-    w->clear();
-    stats.add(stats.read_ahead_dropped);
+    w->drop_unused(stats);
     return 0;
   }
   memcpy(buf, s.buf.data(), len);
@@ -224,8 +230,7 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
   // own chunks in flight.
   if (!sequential || ahead < 2 * len) {
     if (!w->slots.empty()) {
-      w->clear();
-      stats.add(stats.read_ahead_dropped);
+      w->drop_unused(stats);
     }
     return;
   }
@@ -271,11 +276,7 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
   while (rc == -EINTR);
   // -EAGAIN/-EBUSY: left in the ring, submitted by the next wait.  Anything
   // else: the ring is unusable; give the window up for good.
-  if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
-    w->broken = true;
-    for (Window::Slot& s : w->slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
-    w->slots.clear();
-  }
+  if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) w->abandon();
 }
 
 void ReadAhead::drop() {
