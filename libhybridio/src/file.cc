@@ -16,6 +16,7 @@
 #include "cache_probe.h"
 #include "log.h"
 #include "memory_pressure.h"
+#include "pinned_request.h"
 #include "private_fd.h"
 #include "runtime.h"
 #include "uring_engine.h"
@@ -53,6 +54,38 @@ char* bounce_buffer(uint64_t size, uint32_t alignment) {
 uint32_t page_bytes() {
   static const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
   return page;
+}
+
+// A buffered transfer on the program's open file: through the request's
+// pin under the shim (pinned_request.h), else on the descriptor.  Bytes, or
+// -1 with errno set, as the system call.
+ssize_t buffered_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, int rwf) {
+  if (PinnedRequest* pin = PinnedRequest::current()) {
+    ssize_t n = pin->buffered(op, buf, len, offset, rwf);
+    if (n >= 0) return n;
+    errno = static_cast<int>(-n);
+    return -1;
+  }
+  return sys_io(op, fd, buf, len, offset, rwf);
+}
+
+// Copies between the caller's memory and the engine's staging buffer
+// without trusting the caller's memory: the kernel copies, and a page that
+// is not mapped, not readable (to_staging) or not writable ends the copy
+// where a system call on that memory would have stopped, instead of a
+// SIGSEGV inside the library.  Bytes copied.
+size_t copy_checked(char* staging, char* user, size_t len, bool to_staging) {
+  iovec local{staging, len}, remote{user, len};
+  size_t done = 0;
+  while (done < len) {
+    local = {staging + done, len - done};
+    remote = {user + done, len - done};
+    ssize_t n = to_staging ? process_vm_readv(getpid(), &local, 1, &remote, 1, 0)
+                           : process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
 }
 
 ssize_t result_of(uint64_t done, int error) {
@@ -142,7 +175,7 @@ void File::forget_direct_fd(int fd) {
   if (direct_fd_.compare_exchange_strong(expected, -1)) release_private_fd(fd);
 }
 
-hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offset) {
+hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offset, bool advance_stream) {
   hio_request req{};
   req.op = op;
   req.offset = offset;
@@ -156,12 +189,23 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
   // PRP entries split such transfers too).  The copy costs far less.
   req.mem_align = align_.mem_align ? std::max<uint32_t>(align_.mem_align, page_bytes()) : 0;
   req.offset_align = align_.offset_align;
+  // Under the shim a direct body covers whole pages: a page that is partly
+  // written direct and partly through the cache is where direct I/O and
+  // another process's shared mapping of the file can lose each other's
+  // stores; the head and tail take the page cache instead.
+  if (transparent_mode() && req.offset_align) req.offset_align = std::max<uint32_t>(req.offset_align, page_bytes());
   req.file_size = ~0ULL;  // not needed unless the request may go direct
   req.cached_pages = HIO_PAGES_UNKNOWN;
   req.dirty_pages = HIO_PAGES_UNKNOWN;
   req.file_flags = file_flags();
   // Sequential-stream state: racy under concurrent callers, which only
   // weakens a heuristic, never correctness.
+  if (!advance_stream) {  // a plan: look, do not move the stream on
+    req.seq_run = stream_end_.load(std::memory_order_relaxed) == offset
+                      ? stream_run_.load(std::memory_order_relaxed) + 1
+                      : 0;
+    return req;
+  }
   uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
   uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
   stream_run_.store(run, std::memory_order_relaxed);
@@ -182,9 +226,7 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
   return n;
 }
 
-ssize_t File::route(hio_request req, char* buf, bool cached_first) {
-  // The remainder of a cached-first read arrives already probed.
-  const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
+hio_decision File::decide(hio_request& req, bool probed) {
   const hio_policy_config& cfg = rt_.policy();
   const hio_op op = req.op;
   const uint64_t len = req.length, offset = req.offset;
@@ -213,6 +255,35 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
     }
     hio_policy_decide(&cfg, &req, &d);
   }
+  return d;
+}
+
+File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset) {
+  Plan p;
+  p.req = describe(op, buf, len, offset, false);
+  if (op == HIO_OP_WRITE) p.req.writers = writers_.load(std::memory_order_relaxed) + 1;
+  p.decision = decide(p.req, false);
+  return p;
+}
+
+void File::count_passthrough(const Plan& plan, uint64_t bytes) {
+  Stats& s = rt_.stats();
+  s.count_rule(plan.decision.rule, plan.req.length);
+  s.count_request(plan.req.op, plan.decision.path);
+  s.count_bytes(plan.req.op, plan.decision.path, bytes);
+}
+
+void File::note_dontcache_refused() {
+  if (!dontcache_refused_.exchange(true)) rt_.stats().add(rt_.stats().dontcache_refused);
+}
+
+ssize_t File::route(hio_request req, char* buf, bool cached_first) {
+  // The remainder of a cached-first read arrives already probed.
+  const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
+  const hio_policy_config& cfg = rt_.policy();
+  const hio_op op = req.op;
+  const uint64_t len = req.length, offset = req.offset;
+  hio_decision d = decide(req, probed);
 
   // A direct-bound read of a partly cached range: what is cached at its
   // start comes from the cache, only the rest is decided again (Lustre's
@@ -288,7 +359,8 @@ uint64_t File::read_cached_prefix(char* buf, uint64_t len, uint64_t offset) {
   count_probe(prefix ? ProbeMethod::kCachestat : ProbeMethod::kNone);
   if (prefix == 0) return 0;
   iovec iov{buf, static_cast<size_t>(prefix)};
-  ssize_t n = ::preadv2(fd_, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
+  ssize_t n = PinnedRequest::current() ? buffered_io(HIO_OP_READ, fd_, buf, iov.iov_len, offset, RWF_NOWAIT)
+                                       : ::preadv2(fd_, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
   if (n <= 0) return 0;
   Stats& s = rt_.stats();
   s.count_bytes(HIO_OP_READ, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
@@ -313,16 +385,16 @@ uint64_t File::read_cached_prefix(char* buf, uint64_t len, uint64_t offset) {
 ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path) {
   Stats& s = rt_.stats();
   if (path == HIO_PATH_DONTCACHE) {
-    ssize_t n = sys_io(op, fd_, buf, len, offset, RWF_DONTCACHE);
+    ssize_t n = buffered_io(op, fd_, buf, len, offset, RWF_DONTCACHE);
     if (n >= 0) {
       s.count_bytes(op, HIO_PATH_DONTCACHE, static_cast<uint64_t>(n));
       return n;
     }
     if (errno != EOPNOTSUPP && errno != EINVAL) return -errno;
     // Kernel or filesystem without RWF_DONTCACHE: plain buffered, from now on.
-    if (!dontcache_refused_.exchange(true)) s.add(s.dontcache_refused);
+    note_dontcache_refused();
   }
-  ssize_t n = sys_io(op, fd_, buf, len, offset, 0);
+  ssize_t n = buffered_io(op, fd_, buf, len, offset, 0);
   if (n < 0) return -errno;
   s.count_bytes(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
   return n;
@@ -332,7 +404,7 @@ File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t off
   Piece p;
   while (p.done < len) {
     size_t chunk = static_cast<size_t>(std::min<uint64_t>(len - p.done, kMaxDirectChunk));
-    ssize_t n = sys_io(op, fd_, buf + p.done, chunk, offset + p.done, 0);
+    ssize_t n = buffered_io(op, fd_, buf + p.done, chunk, offset + p.done, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       p.error = errno;
@@ -352,6 +424,10 @@ File::Piece File::direct_failed(int err, int dfd, Piece p) {
   if (err == EINVAL && p.done == 0 && !direct_proven_.load()) {
     if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
     p.refused = true;
+  } else if (err == EFAULT) {
+    // The caller's memory is not all there: the page cache path stops where
+    // the system call would, and reports what it did.
+    p.refused = true;
   } else if (err == EBADF && dfd != fd_) {
     // The twin was closed behind our back (a program closing every
     // descriptor): finish through the page cache, reopen next time.
@@ -363,7 +439,64 @@ File::Piece File::direct_failed(int err, int dfd, Piece p) {
   return p;
 }
 
+File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset,
+                                bool bounce) {
+  Piece p;
+  Stats& s = rt_.stats();
+  if (no_direct_.load(std::memory_order_relaxed)) {
+    p.refused = true;
+    return p;
+  }
+  if (int rc = pin.open_twin(); rc < 0) {
+    // EINVAL: the filesystem refuses O_DIRECT, from now on.  Anything else
+    // (EACCES after a chmod, ENFILE): this request takes the page cache.
+    if (rc == -EINVAL && !no_direct_.exchange(true)) s.add(s.direct_open_refused);
+    p.refused = true;
+    return p;
+  }
+  // One kernel request per body (up to 1 GiB): the block layer still cuts
+  // it into requests in flight together, and the file's size only grows
+  // once the data is there (chunks completing out of order would show a
+  // growing file's reader zeros that were never written).
+  const uint64_t chunk_max = bounce ? rt_.config().bounce_size : kMaxDirectChunk;
+  char* staging = bounce ? bounce_buffer(chunk_max, align_.mem_align) : nullptr;
+  if (bounce && !staging) {
+    p.refused = true;
+    return p;
+  }
+  while (p.done < len) {
+    const uint64_t chunk = std::min(len - p.done, chunk_max);
+    char* io = bounce ? staging : buf + p.done;
+    if (bounce && op == HIO_OP_WRITE && copy_checked(staging, buf + p.done, chunk, true) < chunk) {
+      p.refused = true;  // the caller's memory ends inside this chunk
+      break;
+    }
+    ssize_t n = pin.direct(op, io, chunk, offset + p.done);
+    if (n < 0) {
+      p = direct_failed(static_cast<int>(-n), -1, p);
+      break;
+    }
+    direct_proven_.store(true, std::memory_order_relaxed);
+    uint64_t moved = static_cast<uint64_t>(n);
+    if (bounce && op == HIO_OP_READ) {
+      moved = copy_checked(staging, buf + p.done, static_cast<size_t>(n), false);
+      if (moved < static_cast<uint64_t>(n)) p.refused = true;
+    }
+    p.done += moved;
+    if (p.refused || moved < chunk) break;
+  }
+  if (p.done) {
+    s.count_bytes(op, HIO_PATH_DIRECT, p.done);
+    if (bounce) {
+      s.add(s.bounces);
+      s.add(s.bounce_bytes, p.done);
+    }
+  }
+  return p;
+}
+
 File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce) {
+  if (PinnedRequest* pin = PinnedRequest::current()) return pinned_direct(*pin, op, buf, len, offset, bounce);
   Piece p;
   int dfd = direct_fd();
   if (dfd < 0) {
@@ -426,7 +559,8 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
 
 File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce) {
   const EngineSettings engine = engine_settings();
-  if (!engine.read_ahead || !engine.uring) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  if (!engine.read_ahead || !engine.uring || PinnedRequest::current())
+    return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   int dfd = direct_fd();
   if (dfd < 0) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   Piece p;
@@ -488,7 +622,8 @@ bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t reque
   const EngineSettings engine = engine_settings();
   // Only once a direct write has worked on this file: a refusal (EINVAL on
   // first use) must be seen by the caller's own call.
-  if (!engine.write_behind || len > engine.write_behind_limit || !direct_proven_.load()) return false;
+  if (!engine.write_behind || len > engine.write_behind_limit || !direct_proven_.load() || PinnedRequest::current())
+    return false;
   int dfd = direct_fd();
   if (dfd < 0) return false;
   // The size is right before the call returns.  If the request extends the

@@ -28,6 +28,7 @@
 
 namespace hybridio {
 
+class PinnedRequest;
 class Runtime;
 
 class File {
@@ -54,6 +55,22 @@ class File {
 
   const DioAlignment& alignment() const { return align_; }
 
+  // What the policy would do with a request, without doing it or moving
+  // the sequential-stream state on (the LD_PRELOAD shim plans a call, then
+  // gives it to libc, to one RWF_DONTCACHE system call, or to pwrite/pread
+  // inside a PinnedRequest).
+  struct Plan {
+    hio_request req;
+    hio_decision decision;
+  };
+  Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset);
+  // Counts a planned request that the caller executed itself.
+  void count_passthrough(const Plan& plan, uint64_t bytes);
+  // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
+  // take the page cache from now on.
+  bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }
+  void note_dontcache_refused();
+
   // Called when the program closed or replaced the O_DIRECT twin `fd`
   // (see private_fd.h); the twin is reopened when next needed.
   void forget_direct_fd(int fd);
@@ -75,11 +92,15 @@ class File {
   void count_probe(ProbeMethod method);
   // The cache state of a large range from three small windows when they agree.
   CacheState probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size);
-  hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset);
+  hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset, bool advance_stream = true);
+  // The policy's decision, probing the cache when the first answer is direct.
+  hio_decision decide(hio_request& req, bool probed);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // loop_direct under the shim: through the request's pin and twin.
+  Piece pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
   // A direct read body: from the read-ahead window when it holds it, else
   // loop_direct; then the window is kept ahead of the stream.
   Piece read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce);

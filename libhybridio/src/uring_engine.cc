@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -69,7 +70,21 @@ std::atomic<CompletionHook> g_hook{nullptr};
 std::atomic<uint64_t> g_generation{1};
 std::once_flag g_atfork_once;
 
+std::atomic<bool> g_transparent{false};
+
+// liburing's private flag for "enter through the registered index"
+// (src/int_flags.h, INT_FLAG_REG_RING); cleared before unmapping a ring
+// whose index is gone.
+constexpr uint8_t INT_FLAG_REG_RING_FLAG = 1;
+
 // ---- rings out of the program's way ------------------------------------------
+
+// io_uring_queue_exit() without the close(2): for a ring with no descriptor.
+void unmap_ring(io_uring* ring) {
+  munmap(ring->sq.sqes, *ring->sq.kring_entries * sizeof(io_uring_sqe));
+  munmap(ring->sq.ring_ptr, ring->sq.ring_sz);
+  if (ring->cq.ring_ptr && ring->cq.ring_ptr != ring->sq.ring_ptr) munmap(ring->cq.ring_ptr, ring->cq.ring_sz);
+}
 
 // Moves the ring's descriptor to a high number (as the O_DIRECT twins), out
 // of the way of a program that expects the lowest free numbers.
@@ -110,13 +125,27 @@ struct ThreadRing {
   bool ring_registered = false;  // the ring is reached by its registered index
   std::vector<int> results;  // per chunk of the current request
 
+  bool fd_less = false;           // transparent mode: no descriptor, fixed-file slots for pinned requests
+
   ~ThreadRing() { close(); }
 
   void close() {
     if (!ok) return;
     if (registered) register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
-    close_ring(&ring);
+    if (fd_less) {
+      // No descriptor to close: drop the registered index (6.3+; before
+      // that the ring lives until the thread exits) and unmap.
+      io_uring_rsrc_update up{};
+      up.offset = static_cast<unsigned>(ring.enter_ring_fd);
+      register_call(IORING_UNREGISTER_RING_FDS, &up, 1);
+      ring.ring_fd = -1;
+      ring.int_flags &= static_cast<uint8_t>(~INT_FLAG_REG_RING_FLAG);
+      unmap_ring(&ring);
+    } else {
+      close_ring(&ring);
+    }
     ok = false;
+    fd_less = false;
     registered = false;
     slots.clear();
     slot_size = 0;
@@ -134,11 +163,25 @@ struct ThreadRing {
       rc = io_uring_queue_init_params(depth, &ring, &plain);
     }
     if (rc < 0) return rc;
-    // Registered with the kernel so that submission does not go through the
-    // number at all - a program closing every descriptor (close_range,
-    // closefrom) cannot take the ring away mid-request.
-    move_ring_fd_high(&ring);
-    ring_registered = io_uring_register_ring_fd(&ring) == 1;  // 5.18+; without it the number is used
+    if (transparent_mode()) {
+      // Under the shim the ring must not show in the program's descriptor
+      // table: fixed-file slots for pinned requests (pinned_request.h), the
+      // ring registered with the task, then its descriptor closed.
+      if (io_uring_register_files_sparse(&ring, kPinnedSlots) != 0 || io_uring_register_ring_fd(&ring) != 1) {
+        io_uring_queue_exit(&ring);
+        return -EOPNOTSUPP;
+      }
+      syscall(SYS_close, ring.ring_fd);
+      ring.ring_fd = -1;
+      fd_less = true;
+      ring_registered = true;
+    } else {
+      // Registered with the kernel so that submission does not go through the
+      // number at all - a program closing every descriptor (close_range,
+      // closefrom) cannot take the ring away mid-request.
+      move_ring_fd_high(&ring);
+      ring_registered = io_uring_register_ring_fd(&ring) == 1;  // 5.18+; without it the number is used
+    }
     ok = true;
     entries = depth;
     generation = g_generation.load(std::memory_order_relaxed);
@@ -251,6 +294,10 @@ void set_engine_settings(const EngineSettings& s) {
 }
 
 void set_completion_hook(CompletionHook hook) { g_hook.store(hook); }
+
+void set_transparent_mode(bool on) { g_transparent.store(on, std::memory_order_release); }
+
+bool transparent_mode() { return g_transparent.load(std::memory_order_acquire); }
 
 io_uring* calling_thread_ring(unsigned depth) {
   if (!uring_usable()) return nullptr;

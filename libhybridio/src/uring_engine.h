@@ -48,6 +48,19 @@ struct EngineSettings {
 };
 
 EngineSettings engine_settings();
+
+// Transparent mode, set once by the LD_PRELOAD shim before any I/O: the
+// program must not be able to tell the engine is there, so the engine
+// opens no descriptor of its own.  Each thread's ring is then reached only
+// through its registered index (its descriptor is closed right after
+// setup) and carries kPinnedSlots fixed-file slots, which the requests of
+// pinned_request.h use for the program's open file and its O_DIRECT twin.
+// A kernel without registered rings (before 5.18) or sparse file tables
+// (before 5.19) makes io_uring unusable in this mode: requests then stay
+// on the program's own descriptor, through the page cache.
+void set_transparent_mode(bool on);
+bool transparent_mode();
+constexpr unsigned kPinnedSlots = 2;
 void set_engine_settings(const EngineSettings& s);
 
 struct ChunkedResult {

@@ -13,10 +13,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdint>
+
+#include "exact_call.h"
 #include "real_libc.h"
 #include "shim.h"
 
-using hybridio::preload::accel_iov;
 using hybridio::preload::accel_stdio;
 using hybridio::preload::candidate_size;
 using hybridio::preload::Guard;
@@ -38,24 +41,29 @@ ssize_t finish(ssize_t r, int saved_errno) {
   return r;
 }
 
-size_t iov_total(const iovec* iov, int count) {
+// Tries the accelerated path; returns false (and leaves *out alone) to fall
+// through to libc.  Whatever libc would refuse (a bad element count, an
+// iovec array at a null address, lengths that overflow) goes to libc,
+// which gives the kernel's own error.
+bool try_io(int fd, bool write, const iovec* iov, int count, off_t at, ssize_t* out) {
+  if (count <= 0 || count > IOV_MAX || reinterpret_cast<uintptr_t>(iov) < 4096) return false;
+  if (shim::is_ignored(fd)) return false;  // pipes, sockets, terminals: no look at the iovecs at all
   size_t total = 0;
-  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
-  return total;
-}
-
-// Tries the accelerated path; returns false (and leaves *out alone) to fall through to libc.
-bool try_io(int fd, bool write, const iovec* iov, int count, off_t at, size_t total, ssize_t* out) {
-  if (total < candidate_size(write) || count <= 0) return false;
+  for (int i = 0; i < count; ++i) {
+    if (iov[i].iov_len > static_cast<size_t>(SSIZE_MAX) - total) return false;  // EINVAL
+    total += iov[i].iov_len;
+  }
+  if (total < candidate_size(write)) return false;
   Guard guard;
   if (!guard.entered()) return false;
   int saved = errno;
   TrackedRef t = lookup(fd);
-  if (!t) {
+  ssize_t r;
+  if (!t || !shim::exact_call(t, fd, write, iov, count, at, total, &r)) {
     errno = saved;
     return false;
   }
-  *out = finish(accel_iov(t, fd, write, iov, count, at), saved);
+  *out = finish(r, saved);
   return true;
 }
 
@@ -130,53 +138,53 @@ HIO_EXPORT int creat(const char* path, mode_t mode) {
 HIO_EXPORT ssize_t read(int fd, void* buf, size_t n) {
   iovec iov{buf, n};
   ssize_t r;
-  if (try_io(fd, false, &iov, 1, -1, n, &r)) return r;
+  if (try_io(fd, false, &iov, 1, -1, &r)) return r;
   return real_read(fd, buf, n);
 }
 
 HIO_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
   iovec iov{const_cast<void*>(buf), n};
   ssize_t r;
-  if (try_io(fd, true, &iov, 1, -1, n, &r)) return r;
+  if (try_io(fd, true, &iov, 1, -1, &r)) return r;
   return real_write(fd, buf, n);
 }
 
 HIO_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
   iovec iov{buf, n};
   ssize_t r;
-  if (off >= 0 && try_io(fd, false, &iov, 1, off, n, &r)) return r;
+  if (off >= 0 && try_io(fd, false, &iov, 1, off, &r)) return r;
   return real_pread(fd, buf, n, off);
 }
 
 HIO_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
   iovec iov{const_cast<void*>(buf), n};
   ssize_t r;
-  if (off >= 0 && try_io(fd, true, &iov, 1, off, n, &r)) return r;
+  if (off >= 0 && try_io(fd, true, &iov, 1, off, &r)) return r;
   return real_pwrite(fd, buf, n, off);
 }
 
 
 HIO_EXPORT ssize_t readv(int fd, const iovec* iov, int count) {
   ssize_t r;
-  if (try_io(fd, false, iov, count, -1, iov_total(iov, count), &r)) return r;
+  if (try_io(fd, false, iov, count, -1, &r)) return r;
   return real().readv(fd, iov, count);
 }
 
 HIO_EXPORT ssize_t writev(int fd, const iovec* iov, int count) {
   ssize_t r;
-  if (try_io(fd, true, iov, count, -1, iov_total(iov, count), &r)) return r;
+  if (try_io(fd, true, iov, count, -1, &r)) return r;
   return real().writev(fd, iov, count);
 }
 
 HIO_EXPORT ssize_t preadv(int fd, const iovec* iov, int count, off_t off) {
   ssize_t r;
-  if (off >= 0 && try_io(fd, false, iov, count, off, iov_total(iov, count), &r)) return r;
+  if (off >= 0 && try_io(fd, false, iov, count, off, &r)) return r;
   return real().preadv(fd, iov, count, off);
 }
 
 HIO_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t off) {
   ssize_t r;
-  if (off >= 0 && try_io(fd, true, iov, count, off, iov_total(iov, count), &r)) return r;
+  if (off >= 0 && try_io(fd, true, iov, count, off, &r)) return r;
   return real().pwritev(fd, iov, count, off);
 }
 
@@ -184,13 +192,13 @@ HIO_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t off) {
 // With RWF_* flags the caller asked for specific semantics: passed through.
 HIO_EXPORT ssize_t preadv2(int fd, const iovec* iov, int count, off_t off, int flags) {
   ssize_t r;
-  if (flags == 0 && off >= -1 && try_io(fd, false, iov, count, off, iov_total(iov, count), &r)) return r;
+  if (flags == 0 && off >= -1 && try_io(fd, false, iov, count, off, &r)) return r;
   return real().preadv2(fd, iov, count, off, flags);
 }
 
 HIO_EXPORT ssize_t pwritev2(int fd, const iovec* iov, int count, off_t off, int flags) {
   ssize_t r;
-  if (flags == 0 && off >= -1 && try_io(fd, true, iov, count, off, iov_total(iov, count), &r)) return r;
+  if (flags == 0 && off >= -1 && try_io(fd, true, iov, count, off, &r)) return r;
   return real().pwritev2(fd, iov, count, off, flags);
 }
 

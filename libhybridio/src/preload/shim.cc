@@ -19,8 +19,11 @@
 #include <vector>
 
 #include "../file.h"
+#include "../log.h"
 #include "../private_fd.h"
 #include "../runtime.h"
+#include "../uring_engine.h"
+#include "exact_call.h"
 #include "path_rules.h"
 #include "real_libc.h"
 
@@ -31,12 +34,6 @@ __thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint64_t> g_candidate[2] = {UINT64_MAX, UINT64_MAX};  // [read], [write]
 std::atomic<pid_t> g_pid{0};
 PathRules* g_rules = nullptr;
-
-// read()/write() emulate the shared file position with lseek + pread/pwrite:
-// requests on one inode take one of these locks, as the kernel's f_pos lock
-// serialises them.
-constexpr int kPositionLocks = 64;
-std::mutex g_position_locks[kPositionLocks];
 
 // Inodes the program has memory-mapped: their I/O stays in the page cache.
 std::mutex g_mapped_mu;
@@ -52,15 +49,17 @@ bool is_mapped(dev_t dev, ino_t ino) {
 void atfork_prepare() {
   private_fd_atfork_prepare();
   g_mapped_mu.lock();
-  for (auto& m : g_position_locks) m.lock();
+  exact_call_atfork_prepare();
 }
 void atfork_parent() {
-  for (auto& m : g_position_locks) m.unlock();
+  exact_call_atfork_parent();
   g_mapped_mu.unlock();
   private_fd_atfork_release();
 }
 void atfork_child() {
-  atfork_parent();
+  exact_call_atfork_child();
+  g_mapped_mu.unlock();
+  private_fd_atfork_release();
   g_pid.store(getpid());
   // The child counts its own requests; it inherited a copy of the parent's.
   Runtime::get().stats().reset();
@@ -86,6 +85,10 @@ uint64_t compute_candidate(const hio_policy_config& p, bool write) {
                           : std::min(p.read_threshold >> p.pressure_shift, p.dontcache_threshold);
   return std::max<uint64_t>(lowest, 4096);
 }
+
+// glibc's libio.h _IO_IN_BACKUP: the stream is reading from its ungetc
+// pushback area (not in the public struct_FILE.h).
+constexpr int kStdioInBackup = 0x100;
 
 TrackedRef classify(int fd) {
   FdTable& table = fd_table();
@@ -137,11 +140,32 @@ Guard::~Guard() {
 
 uint64_t candidate_size(bool write) { return g_candidate[write].load(std::memory_order_relaxed); }
 
+bool is_ignored(int fd) { return fd_table().state(fd) == SlotState::kIgnored; }
+
 bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed); }
+
+// The opt-in modes that complete I/O behind the program's back cannot keep
+// POSIX semantics when calls the shim does not see (fsync, ftruncate,
+// copy_file_range, another process's read...) must see every byte: under
+// the shim they are refused, with one line on stderr.  The library's API
+// keeps them, with the contracts in write_behind.h and read_ahead.h.
+void refuse_deferred_modes() {
+  EngineSettings e = engine_settings();
+  if (!e.write_behind && !e.read_ahead) return;
+  HIO_WARN("%s%s%s not available under the LD_PRELOAD shim (it cannot keep POSIX semantics there); "
+           "I/O completes within each call",
+           e.write_behind ? "HYBRIDIO_WRITE_BEHIND" : "", e.write_behind && e.read_ahead ? " and " : "",
+           e.read_ahead ? "HYBRIDIO_READ_AHEAD" : "");
+  e.write_behind = false;
+  e.read_ahead = 0;
+  set_engine_settings(e);
+}
 
 void initialize() {
   Guard guard;
   resolve_real();
+  set_transparent_mode(true);
+  refuse_deferred_modes();
   g_pid.store(getpid());
   g_mapped = new std::vector<std::pair<dev_t, ino_t>>();
   g_rules = new PathRules(getenv("HYBRIDIO_INCLUDE"), getenv("HYBRIDIO_EXCLUDE"));
@@ -171,37 +195,6 @@ TrackedRef lookup(int fd) {
   return classify(fd);
 }
 
-ssize_t accel_io(const TrackedRef& t, int fd, bool write, char* buf, size_t len, off_t at) {
-  iovec iov{buf, len};
-  return accel_iov(t, fd, write, &iov, 1, at);
-}
-
-ssize_t accel_iov(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at) {
-  const bool positional = at < 0;
-  std::unique_lock<std::mutex> lock;
-  off_t pos = at;
-  if (positional) {
-    lock = std::unique_lock<std::mutex>(g_position_locks[t->ino % kPositionLocks]);
-    pos = lseek(fd, 0, SEEK_CUR);
-    if (pos < 0) return -errno;
-  }
-  uint64_t done = 0;
-  ssize_t last = 0;
-  for (int i = 0; i < count; ++i) {
-    char* base = static_cast<char*>(iov[i].iov_base);
-    size_t len = iov[i].iov_len;
-    if (len == 0) continue;
-    last = write ? t->file->pwrite(base, len, static_cast<uint64_t>(pos) + done)
-                 : t->file->pread(base, len, static_cast<uint64_t>(pos) + done);
-    if (last < 0) break;
-    done += static_cast<uint64_t>(last);
-    if (static_cast<size_t>(last) < len) break;  // EOF or a short write: stop, as the kernel does
-  }
-  if (positional && done > 0 && lseek(fd, pos + static_cast<off_t>(done), SEEK_SET) < 0) return -errno;
-  if (done == 0 && last < 0) return last;
-  return static_cast<ssize_t>(done);
-}
-
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream) {
   const size_t declined = static_cast<size_t>(-1);
   if (size == 0 || count == 0 || count > SIZE_MAX / size) return declined;
@@ -213,6 +206,13 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   if (!t || (write && (t->status_flags & O_APPEND))) return declined;
 
   flockfile(stream);
+  // A pushed-back character (ungetc) or a set EOF or error indicator: the
+  // repositioning below would lose them; stdio keeps them itself.
+  if (feof_unlocked(stream) || ferror_unlocked(stream) || (stream->_flags & kStdioInBackup) ||
+      stream->_IO_save_base != nullptr) {
+    funlockfile(stream);
+    return declined;
+  }
   // Flush what stdio holds, then put the stream and the descriptor at the
   // same place: the engine works on the descriptor, stdio resumes after it.
   off_t pos = -1;
@@ -221,9 +221,15 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
     funlockfile(stream);
     return declined;
   }
-  ssize_t n = write ? t->file->pwrite(buf, total, static_cast<uint64_t>(pos))
-                    : t->file->pread(buf, total, static_cast<uint64_t>(pos));
-  size_t moved = n > 0 ? static_cast<size_t>(n) : 0;
+  // The stream's own loop would move it all, in calls of at most
+  // kMaxRwCount bytes: so does this one.
+  size_t moved = 0;
+  ssize_t n = 0;
+  while (moved < total) {
+    iovec iov{static_cast<char*>(buf) + moved, total - moved};
+    if (!exact_call(t, fd, write, &iov, 1, pos + static_cast<off_t>(moved), iov.iov_len, &n) || n <= 0) break;
+    moved += static_cast<size_t>(n);
+  }
   fseeko(stream, pos + static_cast<off_t>(moved), SEEK_SET);
   size_t items = moved / size;
   if (moved < total) {

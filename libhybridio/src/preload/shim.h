@@ -50,9 +50,9 @@ bool in_vfork_child();
 // descriptor is not to be accelerated.  Call only inside an entered Guard.
 TrackedRef lookup(int fd);
 
-// Accelerated I/O.  `at` < 0 means "at the file position, and advance it".
-ssize_t accel_io(const TrackedRef& t, int fd, bool write, char* buf, size_t len, off_t at);
-ssize_t accel_iov(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at);
+// Whether the descriptor is known to be left alone (no system call).
+bool is_ignored(int fd);
+
 // stdio: returns items transferred, or (size_t)-1 when it declined (caller
 // then uses the real function).
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream);

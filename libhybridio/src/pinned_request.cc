@@ -1,0 +1,176 @@
+// pinned_request.cc - see pinned_request.h.
+#include "pinned_request.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "uring_engine.h"
+
+namespace hybridio {
+namespace {
+
+constexpr unsigned kPinnedSlot = 0;  // the program's open file
+constexpr unsigned kTwinSlot = 1;    // its O_DIRECT twin, for one request
+static_assert(kTwinSlot < kPinnedSlots, "the thread ring has a slot for each");
+
+// A transfer the kernel asks to retry (-EAGAIN, -EINTR) is resubmitted, as a
+// blocking system call would have retried it; bounded, so that a file that
+// keeps answering -EAGAIN reports it rather than spinning.
+constexpr int kRetries = 64;
+
+thread_local PinnedRequest* t_current = nullptr;
+
+}  // namespace
+
+PinnedRequest* PinnedRequest::current() { return t_current; }
+
+PinnedRequest::~PinnedRequest() { end(); }
+
+io_uring_sqe* PinnedRequest::next_sqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  if (!sqe) {  // never expected: every call submits what it prepared
+    io_uring_submit(ring_);
+    sqe = io_uring_get_sqe(ring_);
+  }
+  return sqe;
+}
+
+int PinnedRequest::run(unsigned count, int* results) {
+  for (unsigned i = 0; i < count; ++i) results[i] = -ECANCELED;
+  unsigned seen = 0;
+  int rc = io_uring_submit_and_wait(ring_, count);
+  while (seen < count) {
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) return rc;
+    io_uring_cqe* cqe;
+    unsigned head, reaped = 0;
+    io_uring_for_each_cqe(ring_, head, cqe) {
+      const uint64_t index = io_uring_cqe_get_data64(cqe);
+      if (index < count) results[index] = cqe->res;
+      ++reaped;
+    }
+    io_uring_cq_advance(ring_, reaped);
+    seen += reaped;
+    if (seen < count) rc = io_uring_submit_and_wait(ring_, count - seen);
+  }
+  return 0;
+}
+
+int PinnedRequest::begin(int fd, int status_flags, dev_t dev, ino_t ino) {
+  ring_ = transparent_mode() ? calling_thread_ring(1) : nullptr;
+  if (!ring_ || t_current) return -EOPNOTSUPP;
+  fd_ = fd;
+  status_flags_ = status_flags;
+  dev_ = dev;
+  ino_ = ino;
+  pinned_fds_[0] = fd;
+  io_uring_sqe* sqe = next_sqe();
+  io_uring_prep_files_update(sqe, pinned_fds_, 1, kPinnedSlot);
+  io_uring_sqe_set_data64(sqe, 0);
+  int res;
+  int rc = run(1, &res);
+  if (rc < 0) return rc;
+  if (res < 0) return res;  // -EBADF: not an open descriptor
+  pinned_ = true;
+  t_current = this;
+  return 0;
+}
+
+void PinnedRequest::end() {
+  if (!pinned_) return;
+  unsigned count = 0;
+  if (twin_) {
+    io_uring_sqe* sqe = next_sqe();
+    io_uring_prep_close_direct(sqe, kTwinSlot);
+    io_uring_sqe_set_data64(sqe, count++);
+  }
+  pinned_fds_[0] = -1;
+  io_uring_sqe* sqe = next_sqe();
+  io_uring_prep_files_update(sqe, pinned_fds_, 1, kPinnedSlot);
+  io_uring_sqe_set_data64(sqe, count++);
+  int results[2];
+  run(count, results);
+  pinned_ = twin_ = false;
+  t_current = nullptr;
+}
+
+ssize_t PinnedRequest::buffered(hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
+  if (!pinned_) return -EBADF;
+  len = std::min<size_t>(len, 1u << 30);
+  for (int attempt = 0;; ++attempt) {
+    io_uring_sqe* sqe = next_sqe();
+    if (op == HIO_OP_READ)
+      io_uring_prep_read(sqe, kPinnedSlot, buf, static_cast<unsigned>(len), offset);
+    else
+      io_uring_prep_write(sqe, kPinnedSlot, buf, static_cast<unsigned>(len), offset);
+    sqe->flags |= IOSQE_FIXED_FILE;
+    sqe->rw_flags = rwf;
+    io_uring_sqe_set_data64(sqe, 0);
+    int res;
+    int rc = run(1, &res);
+    if (rc < 0) return rc;
+    // RWF_NOWAIT asks to be told -EAGAIN: that is the answer, not a retry.
+    if ((res == -EAGAIN && !(rwf & RWF_NOWAIT)) || res == -EINTR) {
+      if (attempt < kRetries) continue;
+    }
+    return res;
+  }
+}
+
+int PinnedRequest::open_twin() {
+  if (twin_) return 0;
+  if (!pinned_) return -EBADF;
+  if (twin_error_) return twin_error_;
+  // The twin keeps what the program's open file has that changes the
+  // result: its access mode, synchronous-write flags, and O_NOATIME (a read
+  // through the twin must not update the access time when the program's
+  // own read would not).
+  int flags = (status_flags_ & (O_ACCMODE | O_SYNC | O_DSYNC | O_NOATIME)) | O_DIRECT | O_LARGEFILE;  // no O_CLOEXEC: a fixed slot has none (EINVAL)
+  snprintf(twin_path_, sizeof twin_path_, "/proc/self/fd/%d", fd_);
+  io_uring_sqe* sqe = next_sqe();
+  io_uring_prep_openat_direct(sqe, AT_FDCWD, twin_path_, flags, 0, kTwinSlot);
+  io_uring_sqe_set_data64(sqe, 0);
+  int res;
+  int rc = run(1, &res);
+  if (rc < 0) return twin_error_ = rc;
+  if (res < 0) return twin_error_ = res;
+  twin_ = true;
+  // The open went through the descriptor number: if it names another file
+  // now, the twin is not of the pinned file and must not be written.
+  struct stat st;
+  if (fstat(fd_, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+    sqe = next_sqe();
+    io_uring_prep_close_direct(sqe, kTwinSlot);
+    io_uring_sqe_set_data64(sqe, 0);
+    run(1, &res);
+    twin_ = false;
+    return twin_error_ = -ESTALE;
+  }
+  return 0;
+}
+
+ssize_t PinnedRequest::direct(hio_op op, char* buf, size_t len, uint64_t offset) {
+  if (!twin_) return -EBADF;
+  len = std::min<size_t>(len, 1u << 30);
+  for (int attempt = 0;; ++attempt) {
+    io_uring_sqe* sqe = next_sqe();
+    if (op == HIO_OP_READ)
+      io_uring_prep_read(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
+    else
+      io_uring_prep_write(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
+    sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, 0);
+    int res;
+    int rc = run(1, &res);
+    if (rc < 0) return rc;
+    if ((res == -EAGAIN || res == -EINTR) && attempt < kRetries) continue;
+    return res;
+  }
+}
+
+}  // namespace hybridio
