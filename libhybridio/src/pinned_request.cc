@@ -5,6 +5,7 @@
 #include <liburing.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -83,6 +84,7 @@ int PinnedRequest::begin(int fd, int status_flags, dev_t dev, ino_t ino) {
 
 void PinnedRequest::end() {
   if (!pinned_) return;
+  if (in_flight_.active) finish_direct();  // never leave with the kernel still using the caller's memory
   unsigned count = 0;
   if (twin_) {
     io_uring_sqe* sqe = next_sqe();
@@ -152,6 +154,46 @@ int PinnedRequest::open_twin() {
     return twin_error_ = -ESTALE;
   }
   return 0;
+}
+
+int PinnedRequest::start_direct(hio_op op, char* buf, size_t len, uint64_t offset) {
+  if (!twin_ || in_flight_.active) return -EBADF;
+  len = std::min<size_t>(len, 1u << 30);
+  io_uring_sqe* sqe = next_sqe();
+  if (op == HIO_OP_READ)
+    io_uring_prep_read(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
+  else
+    io_uring_prep_write(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
+  sqe->flags |= IOSQE_FIXED_FILE;
+  io_uring_sqe_set_data64(sqe, 0);
+  int rc = io_uring_submit(ring_);
+  if (rc < 0) {
+    // Not submitted: take the SQE back by submitting nothing else; the
+    // next run() submits it, so wait for it there and report the failure.
+    int res;
+    run(1, &res);
+    return rc;
+  }
+  in_flight_ = {true, op, buf, len, offset};
+  return 0;
+}
+
+ssize_t PinnedRequest::finish_direct() {
+  if (!in_flight_.active) return -EBADF;
+  io_uring_cqe* cqe = nullptr;
+  // Never return while the kernel may still be using the caller's memory:
+  // a ring that refuses to wait is asked again.
+  for (;;) {
+    int rc = io_uring_wait_cqe(ring_, &cqe);
+    if (rc == 0 && cqe) break;
+    if (rc != -EINTR && rc != -EAGAIN) usleep(1000);
+  }
+  int res = cqe->res;
+  io_uring_cqe_seen(ring_, cqe);
+  const InFlight done = in_flight_;
+  in_flight_.active = false;
+  if (res == -EAGAIN || res == -EINTR) return direct(done.op, done.buf, done.len, done.offset);
+  return res;
 }
 
 ssize_t PinnedRequest::direct(hio_op op, char* buf, size_t len, uint64_t offset) {

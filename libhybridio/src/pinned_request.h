@@ -59,6 +59,12 @@ class PinnedRequest {
 
   // One direct transfer of at most 1 GiB on the twin.  Bytes or -errno.
   ssize_t direct(hio_op op, char* buf, size_t len, uint64_t offset);
+  // The same in two halves, so that the caller can copy the next staged
+  // chunk while this one is in flight: at most one at a time.  start_direct
+  // returns 0 or -errno; finish_direct waits and returns bytes or -errno
+  // (a transfer the kernel asks to retry is resubmitted and waited for).
+  int start_direct(hio_op op, char* buf, size_t len, uint64_t offset);
+  ssize_t finish_direct();
 
   // The calling thread's request in progress, or nullptr.
   static PinnedRequest* current();
@@ -78,6 +84,13 @@ class PinnedRequest {
   bool twin_ = false;
   int twin_error_ = 0;  // an open_twin() that failed is not retried within the request
   int pinned_fds_[1] = {-1};
+  struct InFlight {
+    bool active = false;
+    hio_op op = HIO_OP_READ;
+    char* buf = nullptr;
+    size_t len = 0;
+    uint64_t offset = 0;
+  } in_flight_;
   char twin_path_[40] = {};
 };
 
