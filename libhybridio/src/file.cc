@@ -434,9 +434,12 @@ File::Piece File::direct_failed(int err, int dfd, Piece p) {
   if (err == EINVAL && p.done == 0 && !direct_proven_.load()) {
     if (!no_direct_.exchange(true)) s.add(s.direct_io_refused);
     p.refused = true;
-  } else if (err == EFAULT) {
-    // The caller's memory is not all there: the page cache path stops where
-    // the system call would, and reports what it did.
+  } else if (err == EFAULT || PinnedRequest::current()) {
+    // The caller's memory is not all there, or (under the shim) any other
+    // failure of the direct body: the page cache path is the reference, so
+    // it redoes the rest and reports it as the system call would - the
+    // bytes before a bad page, a short count before ENOSPC or EDQUOT, a
+    // device error at fsync rather than in the write.
     p.refused = true;
   } else if (err == EBADF && dfd != fd_) {
     // The twin was closed behind our back (a program closing every
