@@ -15,6 +15,7 @@
 #include "aligned_buffer.h"
 #include "buffer_pool.h"
 #include "cache_probe.h"
+#include "checked_copy.h"
 #include "log.h"
 #include "memory_pressure.h"
 #include "pinned_request.h"
@@ -68,25 +69,6 @@ ssize_t buffered_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, i
     return -1;
   }
   return sys_io(op, fd, buf, len, offset, rwf);
-}
-
-// Copies between the caller's memory and the engine's staging buffer
-// without trusting the caller's memory: the kernel copies, and a page that
-// is not mapped, not readable (to_staging) or not writable ends the copy
-// where a system call on that memory would have stopped, instead of a
-// SIGSEGV inside the library.  Bytes copied.
-size_t copy_checked(char* staging, char* user, size_t len, bool to_staging) {
-  iovec local{staging, len}, remote{user, len};
-  size_t done = 0;
-  while (done < len) {
-    local = {staging + done, len - done};
-    remote = {user + done, len - done};
-    ssize_t n = to_staging ? process_vm_readv(getpid(), &local, 1, &remote, 1, 0)
-                           : process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return done;
 }
 
 // The calling thread's staging slot i (of two) for misaligned bodies under
@@ -468,7 +450,18 @@ File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64
     p.refused = true;
     return p;
   }
-  if (bounce) {
+  const EngineSettings engine = engine_settings();
+  if (op == HIO_OP_READ && len >= 2 * engine.chunk_size) {
+    // Reads never grow the file: their chunks may be in flight together.
+    ChunkedResult r = parallel_direct(op, PinnedRequest::twin_slot(), buf, len, offset, bounce, engine, s, true);
+    p.done = r.done;
+    if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
+    if (r.error) {
+      p = direct_failed(r.error, -1, p);
+    } else if (r.done < len) {
+      p.refused = true;  // short: EOF moved, or the caller's memory ended; the page cache says which
+    }
+  } else if (bounce) {
     p = pinned_staged(pin, op, buf, len, offset);
   } else {
     // One kernel request per body (up to 1 GiB): the block layer still

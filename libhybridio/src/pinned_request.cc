@@ -31,6 +31,8 @@ thread_local PinnedRequest* t_current = nullptr;
 
 PinnedRequest* PinnedRequest::current() { return t_current; }
 
+int PinnedRequest::twin_slot() { return static_cast<int>(kTwinSlot); }
+
 PinnedRequest::~PinnedRequest() { end(); }
 
 io_uring_sqe* PinnedRequest::next_sqe() {

@@ -66,6 +66,10 @@ class PinnedRequest {
   int start_direct(hio_op op, char* buf, size_t len, uint64_t offset);
   ssize_t finish_direct();
 
+  // The twin's fixed-file slot in the calling thread's ring, for transfers
+  // the engine submits itself (parallel_direct with fixed_file).
+  static int twin_slot();
+
   // The calling thread's request in progress, or nullptr.
   static PinnedRequest* current();
 

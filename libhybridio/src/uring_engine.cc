@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "buffer_pool.h"
+#include "checked_copy.h"
 #include "log.h"
 #include "runtime.h"
 #include "stats.h"
@@ -347,8 +348,12 @@ bool uring_usable() {
 }
 
 ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
-                              bool bounce, const EngineSettings& settings, Stats& stats) {
+                              bool bounce, const EngineSettings& settings, Stats& stats, bool fixed_file) {
   ChunkedResult out;
+  if (fixed_file && op != HIO_OP_READ) {
+    out.error = EINVAL;  // reads only: see the header
+    return out;
+  }
   const unsigned qd = std::clamp<uint32_t>(settings.queue_depth, 1, 256);
   const uint64_t chunk = settings.chunk_size;
   const uint64_t nchunks = (len + chunk - 1) / chunk;
@@ -414,6 +419,7 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
         io_uring_prep_read(sqe, fd, user, static_cast<unsigned>(n), offset + k * chunk);
       }
       io_uring_sqe_set_data64(sqe, (k << 9) | static_cast<uint64_t>(slot + 1));
+      if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
       ++next;
       ++inflight;
       ++submitted_chunks;
@@ -439,8 +445,21 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
       const uint64_t n = chunk_len(k);
       char* user = buf + k * chunk;
       char* io_buf = slot >= 0 ? t.slots[static_cast<size_t>(slot)].data() : user;
-      const int res = chunk_result(op, fd, io_buf, n, offset + k * chunk, cqe->res, stats);
-      if (res > 0 && slot >= 0 && !write) memcpy(user, io_buf, static_cast<size_t>(res));
+      // A fixed file has no descriptor to retry on synchronously: its
+      // -EAGAIN ends the prefix like an error, and the caller redoes the rest.
+      int res = fixed_file ? cqe->res : chunk_result(op, fd, io_buf, n, offset + k * chunk, cqe->res, stats);
+      if (fixed_file) {
+        if (const CompletionHook hook = g_hook.load(std::memory_order_relaxed)) res = hook(op, offset + k * chunk, n, res);
+      }
+      if (res > 0 && slot >= 0 && !write) {
+        // Under the shim the caller's memory is not trusted (checked_copy.h).
+        if (fixed_file) {
+          const size_t copied = copy_checked(io_buf, user, static_cast<size_t>(res), false);
+          if (copied < static_cast<size_t>(res)) res = copied ? static_cast<int>(copied) : -EFAULT;
+        } else {
+          memcpy(user, io_buf, static_cast<size_t>(res));
+        }
+      }
       if (slot >= 0) free_slots.push_back(slot);
       results[k] = res;
       if (res < 0 || static_cast<uint64_t>(res) < n) stop = true;

@@ -75,8 +75,13 @@ bool uring_usable();
 // descriptor `fd` with chunks in flight together.  Requires uring_usable().
 // `offset` and `len` are multiples of the device alignment; `buf` is
 // aligned unless `bounce`.  `len` must be at least 2 chunks to be worth it.
+// `fixed_file`: `fd` is a fixed-file slot of the calling thread's ring (a
+// PinnedRequest's twin under the shim); reads only (writes there go one
+// transfer at a time, so that a file grows in order), copies out of
+// staging slots stop at the end of the caller's memory (checked_copy.h),
+// and a chunk the kernel asks to retry ends the prefix instead.
 ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
-                              bool bounce, const EngineSettings& settings, Stats& stats);
+                              bool bounce, const EngineSettings& settings, Stats& stats, bool fixed_file = false);
 
 // For a thread that keeps its own chunks in flight across requests (the
 // write-behind writer, write_behind.cc): the calling thread's ring with at
