@@ -226,9 +226,7 @@ hio_decision File::decide(hio_request& req, bool probed) {
 
   // Memory pressure only matters for requests it could push over a threshold.
   if (cfg.mode == HIO_MODE_HYBRID) {
-    uint64_t lowest = std::min({cfg.write_threshold, cfg.read_threshold, cfg.stream_threshold,
-                                cfg.sync_write_threshold});
-    if (len >= (lowest >> cfg.pressure_shift) && len < std::max(cfg.write_threshold, cfg.read_threshold))
+    if (len >= hio_policy_smallest_offcache(&cfg, op) && len < std::max(cfg.write_threshold, cfg.read_threshold))
       req.pressure = memory_pressure();
   }
   hio_policy_decide(&cfg, &req, &d);

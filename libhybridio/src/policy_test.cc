@@ -237,3 +237,65 @@ TEST(PolicyNames, EveryEnumHasAName) {
 
 }  // namespace
 }  // namespace hybridio
+
+// hio_policy_smallest_offcache() against the core itself: under every
+// configuration and every combination of request facts, nothing shorter
+// than its answer leaves the page cache, and (hybrid) a request of exactly
+// that size does for some facts.
+TEST(PolicySmallestOffcache, NothingSmallerLeavesThePageCache) {
+  const uint64_t sizes[] = {4096, 16384, 65536, 262144, 1 << 20, 2 << 20, 8 << 20};
+  for (hio_mode mode : {HIO_MODE_HYBRID, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE, HIO_MODE_BUFFERED}) {
+    for (uint64_t wt : sizes) {
+      for (uint64_t st : sizes) {
+        hio_policy_config c;
+        hio_policy_config_defaults(&c);
+        c.mode = mode;
+        c.write_threshold = wt;
+        c.read_threshold = wt * 4;
+        c.sync_write_threshold = st;
+        c.stream_threshold = st * 2;
+        c.dontcache_threshold = wt * 2;
+        for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE}) {
+          const uint64_t smallest = hio_policy_smallest_offcache(&c, op);
+          bool reached = false;
+          for (uint32_t flags : {0u, HIO_FILE_SYNC, HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK, HIO_FILE_DONTCACHE_OK,
+                                 HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK}) {
+            for (uint32_t pressure : {0u, 100u}) {
+              for (uint32_t writers : {1u, 4u}) {
+                for (uint32_t run : {0u, 10u}) {
+                  for (uint64_t len : {smallest > 1 ? smallest - 1 : 1, smallest}) {
+                    if (smallest == ~0ULL) len = 64ULL << 20;
+                    hio_request r{};
+                    r.op = op;
+                    r.offset = 0;
+                    r.length = len;
+                    r.buf_addr = 1 << 21;
+                    r.mem_align = 4096;
+                    r.offset_align = 512;
+                    r.file_size = 1ULL << 40;
+                    r.cached_pages = r.dirty_pages = 0;
+                    r.pressure = pressure;
+                    r.writers = writers;
+                    r.seq_run = run;
+                    r.file_flags = flags;
+                    hio_decision d;
+                    hio_policy_decide(&c, &r, &d);
+                    if (len < smallest || smallest == ~0ULL) {
+                      EXPECT_EQ(d.path, HIO_PATH_BUFFERED)
+                          << "mode " << mode << " op " << op << " len " << len << " smallest " << smallest;
+                    } else if (d.path != HIO_PATH_BUFFERED) {
+                      reached = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+          if (mode != HIO_MODE_BUFFERED) {
+            EXPECT_TRUE(reached) << "mode " << mode << " op " << op << ": the bound is not tight (" << smallest << ")";
+          }
+        }
+      }
+    }
+  }
+}

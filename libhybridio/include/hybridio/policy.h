@@ -408,6 +408,48 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 	return d->path;
 }
 
+/*
+ * The smallest request of `op` that hio_policy_decide() could send anywhere
+ * but the page cache under configuration *c, whatever the request's other
+ * facts (pressure, contention, sync flags, streams, alignment): callers
+ * skip every probe and system call of their own for anything smaller.
+ * ~0 under mode buffered.  Every caller uses this one function (the shim,
+ * the engine and the simulator), so they cannot disagree with the core.
+ */
+static inline hio_u64 hio_policy_smallest_offcache(const struct hio_policy_config *c, enum hio_op op)
+{
+	hio_u64 lowest;
+
+	switch (c->mode) {
+	case HIO_MODE_BUFFERED:
+		return ~(hio_u64)0;
+	case HIO_MODE_DONTCACHE:
+		return 1;
+	case HIO_MODE_DIRECT:
+		return c->page_size; /* the smallest aligned body */
+	default:
+		break;
+	}
+	if (op == HIO_OP_WRITE) {
+		lowest = c->write_threshold;
+		if (c->sync_write_threshold < lowest)
+			lowest = c->sync_write_threshold;
+		if (c->stream_threshold < lowest)
+			lowest = c->stream_threshold;
+		lowest >>= c->pressure_shift;
+		lowest >>= HIO_CONTENTION_SHIFT;
+	} else {
+		lowest = c->read_threshold >> c->pressure_shift;
+	}
+	/* A direct body is at least a page ... */
+	if (lowest < c->page_size)
+		lowest = c->page_size;
+	/* ... but a file without O_DIRECT, or a request without an aligned body, may go DONTCACHE. */
+	if (c->dontcache_threshold < lowest)
+		lowest = c->dontcache_threshold;
+	return lowest ? lowest : 1;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -65,25 +65,14 @@ void atfork_child() {
   Runtime::get().stats().reset();
 }
 
-// Follows hio_policy_decide() (hybridio/policy.h) under hybrid: a read
-// leaves the page cache only when it reaches read_threshold, lowered by
-// pressure_shift under memory pressure, or, on a file without O_DIRECT,
-// dontcache_threshold (the write-only rules - sync, stream, contention -
-// never apply to reads).  Every accelerated request pays for fstat,
-// fcntl(F_GETFL) and getpid (lookup()), about 3.5 us on a VM, which
-// halved the rate of cached 64 KiB reads when reads shared the writes'
-// 64 KiB threshold although none of them could leave the page cache.
+// The smallest request worth a look (hio_policy_smallest_offcache), at
+// least a page: every request looked at pays for fstat, fcntl(F_GETFL) and
+// getpid (lookup()), about 3.5 us on a VM, which halved the rate of cached
+// 64 KiB reads when reads shared the writes' 64 KiB threshold although none
+// of them could leave the page cache.
 uint64_t compute_candidate(const hio_policy_config& p, bool write) {
-  switch (p.mode) {
-    case HIO_MODE_BUFFERED: return UINT64_MAX;
-    case HIO_MODE_DONTCACHE: return 1;
-    case HIO_MODE_DIRECT: return 512;
-    case HIO_MODE_HYBRID: break;
-  }
-  uint64_t lowest = write ? std::min({p.write_threshold, p.read_threshold, p.sync_write_threshold,
-                                      p.stream_threshold, p.dontcache_threshold}) >> p.pressure_shift
-                          : std::min(p.read_threshold >> p.pressure_shift, p.dontcache_threshold);
-  return std::max<uint64_t>(lowest, 4096);
+  const uint64_t lowest = hio_policy_smallest_offcache(&p, write ? HIO_OP_WRITE : HIO_OP_READ);
+  return lowest == UINT64_MAX ? lowest : std::max<uint64_t>(lowest, 4096);
 }
 
 // glibc's libio.h _IO_IN_BACKUP: the stream is reading from its ungetc
