@@ -154,6 +154,11 @@ HIO_DIFF_CASE(mmap_concurrent_stores, "9", "a process keeps storing next to the 
   waitpid(child, &status, 0);
   out.put("child.ended", how_ended(status));
   out.put("writes_ok", writes_ok);
+  // "At the end": the program is done with the file, and a moment later
+  // nothing of its writes is still on its way.
+  out.put("fsync", rv(fsync(fd)));
+  out.put("close", rv(close(fd)));
+  usleep(100000);
   bool kept = true;
   int rfd = raw_open(path, O_RDONLY);
   for (off_t at : stores) {
