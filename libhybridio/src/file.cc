@@ -432,6 +432,16 @@ File::Piece File::direct_failed(int err, int dfd, Piece p) {
   return p;
 }
 
+void File::count_direct(hio_op op, uint64_t bytes, bool bounce) {
+  if (!bytes) return;
+  Stats& s = rt_.stats();
+  s.count_bytes(op, HIO_PATH_DIRECT, bytes);
+  if (bounce) {
+    s.add(s.bounces);
+    s.add(s.bounce_bytes, bytes);
+  }
+}
+
 File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset,
                                 bool bounce) {
   Piece p;
@@ -478,13 +488,7 @@ File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64
       if (static_cast<uint64_t>(n) < chunk) break;
     }
   }
-  if (p.done) {
-    s.count_bytes(op, HIO_PATH_DIRECT, p.done);
-    if (bounce) {
-      s.add(s.bounces);
-      s.add(s.bounce_bytes, p.done);
-    }
-  }
+  count_direct(op, p.done, bounce);
   return p;
 }
 
@@ -574,13 +578,7 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
       p.done = r.done;
       if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
       if (r.error) p = direct_failed(r.error, dfd, p);
-      if (p.done) {
-        s.count_bytes(op, HIO_PATH_DIRECT, p.done);
-        if (bounce) {
-          s.add(s.bounces);
-          s.add(s.bounce_bytes, p.done);
-        }
-      }
+      count_direct(op, p.done, bounce);
       return p;
     }
     s.add(s.sync_fallback_requests);
@@ -608,13 +606,7 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     // unaligned: the caller finishes the rest through the page cache.
     if (static_cast<uint64_t>(n) < chunk) break;
   }
-  if (p.done) {
-    s.count_bytes(op, HIO_PATH_DIRECT, p.done);
-    if (bounce) {
-      s.add(s.bounces);
-      s.add(s.bounce_bytes, p.done);
-    }
-  }
+  count_direct(op, p.done, bounce);
   return p;
 }
 

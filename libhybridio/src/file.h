@@ -101,6 +101,8 @@ class File {
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
   // loop_direct under the shim: through the request's pin and twin.
   Piece pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // Counts bytes a direct body moved (and its bounce, if staged).
+  void count_direct(hio_op op, uint64_t bytes, bool bounce);
   // Its misaligned-memory case: staged chunk by chunk, copies overlapping I/O.
   Piece pinned_staged(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset);
   // A direct read body: from the read-ahead window when it holds it, else

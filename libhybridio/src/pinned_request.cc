@@ -25,6 +25,10 @@ static_assert(kTwinSlot < kPinnedSlots, "the thread ring has a slot for each");
 // keeps answering -EAGAIN reports it rather than spinning.
 constexpr int kRetries = 64;
 
+// The most one transfer carries (the kernel would cut a larger one at
+// MAX_RW_COUNT; callers loop).
+constexpr size_t kMaxTransfer = 1u << 30;
+
 thread_local PinnedRequest* t_current = nullptr;
 
 }  // namespace
@@ -103,27 +107,33 @@ void PinnedRequest::end() {
   t_current = nullptr;
 }
 
-ssize_t PinnedRequest::buffered(hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
-  if (!pinned_) return -EBADF;
-  len = std::min<size_t>(len, 1u << 30);
+void PinnedRequest::prep_transfer(unsigned slot, hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
+  io_uring_sqe* sqe = next_sqe();
+  if (op == HIO_OP_READ)
+    io_uring_prep_read(sqe, static_cast<int>(slot), buf, static_cast<unsigned>(len), offset);
+  else
+    io_uring_prep_write(sqe, static_cast<int>(slot), buf, static_cast<unsigned>(len), offset);
+  sqe->flags |= IOSQE_FIXED_FILE;
+  sqe->rw_flags = rwf;
+  io_uring_sqe_set_data64(sqe, 0);
+}
+
+ssize_t PinnedRequest::transfer(unsigned slot, hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
+  len = std::min<size_t>(len, kMaxTransfer);
   for (int attempt = 0;; ++attempt) {
-    io_uring_sqe* sqe = next_sqe();
-    if (op == HIO_OP_READ)
-      io_uring_prep_read(sqe, kPinnedSlot, buf, static_cast<unsigned>(len), offset);
-    else
-      io_uring_prep_write(sqe, kPinnedSlot, buf, static_cast<unsigned>(len), offset);
-    sqe->flags |= IOSQE_FIXED_FILE;
-    sqe->rw_flags = rwf;
-    io_uring_sqe_set_data64(sqe, 0);
+    prep_transfer(slot, op, buf, len, offset, rwf);
     int res;
     int rc = run(1, &res);
     if (rc < 0) return rc;
     // RWF_NOWAIT asks to be told -EAGAIN: that is the answer, not a retry.
-    if ((res == -EAGAIN && !(rwf & RWF_NOWAIT)) || res == -EINTR) {
-      if (attempt < kRetries) continue;
-    }
+    const bool retry = res == -EINTR || (res == -EAGAIN && !(rwf & RWF_NOWAIT));
+    if (retry && attempt < kRetries) continue;
     return res;
   }
+}
+
+ssize_t PinnedRequest::buffered(hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
+  return pinned_ ? transfer(kPinnedSlot, op, buf, len, offset, rwf) : -EBADF;
 }
 
 int PinnedRequest::open_twin() {
@@ -160,18 +170,12 @@ int PinnedRequest::open_twin() {
 
 int PinnedRequest::start_direct(hio_op op, char* buf, size_t len, uint64_t offset) {
   if (!twin_ || in_flight_.active) return -EBADF;
-  len = std::min<size_t>(len, 1u << 30);
-  io_uring_sqe* sqe = next_sqe();
-  if (op == HIO_OP_READ)
-    io_uring_prep_read(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
-  else
-    io_uring_prep_write(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
-  sqe->flags |= IOSQE_FIXED_FILE;
-  io_uring_sqe_set_data64(sqe, 0);
+  len = std::min<size_t>(len, kMaxTransfer);
+  prep_transfer(kTwinSlot, op, buf, len, offset, 0);
   int rc = io_uring_submit(ring_);
   if (rc < 0) {
-    // Not submitted: take the SQE back by submitting nothing else; the
-    // next run() submits it, so wait for it there and report the failure.
+    // Not submitted: the next run() submits it, so wait for it there and
+    // report the failure.
     int res;
     run(1, &res);
     return rc;
@@ -199,22 +203,7 @@ ssize_t PinnedRequest::finish_direct() {
 }
 
 ssize_t PinnedRequest::direct(hio_op op, char* buf, size_t len, uint64_t offset) {
-  if (!twin_) return -EBADF;
-  len = std::min<size_t>(len, 1u << 30);
-  for (int attempt = 0;; ++attempt) {
-    io_uring_sqe* sqe = next_sqe();
-    if (op == HIO_OP_READ)
-      io_uring_prep_read(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
-    else
-      io_uring_prep_write(sqe, kTwinSlot, buf, static_cast<unsigned>(len), offset);
-    sqe->flags |= IOSQE_FIXED_FILE;
-    io_uring_sqe_set_data64(sqe, 0);
-    int res;
-    int rc = run(1, &res);
-    if (rc < 0) return rc;
-    if ((res == -EAGAIN || res == -EINTR) && attempt < kRetries) continue;
-    return res;
-  }
+  return twin_ ? transfer(kTwinSlot, op, buf, len, offset, 0) : -EBADF;
 }
 
 }  // namespace hybridio

@@ -77,6 +77,10 @@ class PinnedRequest {
   // Submits the prepared SQEs and waits for all of them; results in order.
   int run(unsigned count, int* results);
   io_uring_sqe* next_sqe();
+  void prep_transfer(unsigned slot, hio_op op, char* buf, size_t len, uint64_t offset, int rwf);
+  // One read or write of fixed slot `slot`, resubmitted while the kernel
+  // asks to retry (-EINTR; -EAGAIN unless RWF_NOWAIT asked for it).
+  ssize_t transfer(unsigned slot, hio_op op, char* buf, size_t len, uint64_t offset, int rwf);
   void end();
 
   io_uring* ring_ = nullptr;
