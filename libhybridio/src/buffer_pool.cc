@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace hybridio {
 namespace {
@@ -122,10 +123,20 @@ PoolBuffer BufferPool::acquire(size_t size) {
 void BufferPool::release(PoolBuffer& b) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (cached_ + b.size_ <= max_cached_) {
+    // Called from destructors: a full free list (no memory to grow it) frees
+    // the buffer instead of throwing.
+    if (cached_ + b.size_ <= max_cached_ && free_.size() < free_.capacity()) {
       free_.push_back({b.data_, b.size_, b.node_, b.numa_});
       cached_ += b.size_;
       return;
+    }
+    if (cached_ + b.size_ <= max_cached_) {
+      try {
+        free_.push_back({b.data_, b.size_, b.node_, b.numa_});
+        cached_ += b.size_;
+        return;
+      } catch (const std::bad_alloc&) {
+      }
     }
   }
   free_memory(b.data_, b.size_, b.numa_);

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "aligned_buffer.h"
 #include "buffer_pool.h"
@@ -461,7 +462,15 @@ File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64
   const EngineSettings engine = engine_settings();
   if (op == HIO_OP_READ && len >= 2 * engine.chunk_size) {
     // Reads never grow the file: their chunks may be in flight together.
-    ChunkedResult r = parallel_direct(op, PinnedRequest::twin_slot(), buf, len, offset, bounce, engine, s, true);
+    // parallel_direct allocates its bookkeeping before any I/O: no memory
+    // for it means this body takes the page cache, never an exception into
+    // the program.
+    ChunkedResult r;
+    try {
+      r = parallel_direct(op, PinnedRequest::twin_slot(), buf, len, offset, bounce, engine, s, true);
+    } catch (const std::bad_alloc&) {
+      r.error = ENOMEM;
+    }
     p.done = r.done;
     if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
     if (r.error) {
