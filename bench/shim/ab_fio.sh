@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench/shim/ab_fio.sh - two builds of the LD_PRELOAD shim side by side under
+# fio psync (the way an unmodified program meets the shim), against fio's own
+# direct=1 ioengine=io_uring iodepth=8 ceiling, variants interleaved per round.
+#
+#   bench/shim/ab_fio.sh A_SHIM B_SHIM DIR [ROUNDS] [SIZE] [BS]
+#
+# Writes: a new file every time (fsync inside the timing).  Reads: one file,
+# caches dropped before every read (root), HYBRIDIO_READ_THRESHOLD=BS so the
+# reads are direct-bound.  Prints one line per run ("phase variant GB/s"),
+# then the medians and the per-round B/A ratios.  SIZE should exceed the
+# dirty limit (20 % of RAM) for writes that show writeback.
+set -euo pipefail
+A=${1:?A_SHIM}; B=${2:?B_SHIM}; DIR=${3:?DIR}
+ROUNDS=${4:-7}; SIZE=${5:-4G}; BS=${6:-4M}
+[ "$(id -u)" -eq 0 ] || { echo "ab_fio.sh: run as root (drop_caches)" >&2; exit 2; }
+F="$DIR/ab_fio.dat"
+gbps() { python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(round(max(j['write']['bw_bytes'], j['read']['bw_bytes'])/1e9, 3))"; }
+job() { fio --name=ab --filename="$F" --bs="$BS" --size="$SIZE" --output-format=json "$@" | gbps; }
+for round in $(seq "$ROUNDS"); do
+  for v in a b ceiling; do
+    rm -f "$F"; sync
+    case $v in
+      a) echo "write a $(LD_PRELOAD=$A job --rw=write --ioengine=psync --end_fsync=1)" ;;
+      b) echo "write b $(LD_PRELOAD=$B job --rw=write --ioengine=psync --end_fsync=1)" ;;
+      ceiling) echo "write ceiling $(job --rw=write --ioengine=io_uring --iodepth=8 --direct=1 --end_fsync=1)" ;;
+    esac
+  done
+  for v in a b ceiling; do
+    sync; echo 3 > /proc/sys/vm/drop_caches
+    case $v in
+      a) echo "read a $(HYBRIDIO_READ_THRESHOLD=$BS LD_PRELOAD=$A job --rw=read --ioengine=psync)" ;;
+      b) echo "read b $(HYBRIDIO_READ_THRESHOLD=$BS LD_PRELOAD=$B job --rw=read --ioengine=psync)" ;;
+      ceiling) echo "read ceiling $(job --rw=read --ioengine=io_uring --iodepth=8 --direct=1)" ;;
+    esac
+  done
+done | tee "$DIR/ab_fio.txt"
+rm -f "$F"
+python3 - "$DIR/ab_fio.txt" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    phase, variant, gbps = line.split()
+    runs[(phase, variant)].append(float(gbps))
+for phase in ("write", "read"):
+    med = {v: statistics.median(runs[(phase, v)]) for v in ("a", "b", "ceiling")}
+    ratios = [b / a for a, b in zip(runs[(phase, "a")], runs[(phase, "b")])]
+    print(f"{phase}: median GB/s a {med['a']:.2f}, b {med['b']:.2f}, ceiling {med['ceiling']:.2f}; "
+          f"b/a median {statistics.median(ratios):.2f} (rounds {min(ratios):.2f}-{max(ratios):.2f}), "
+          f"b/ceiling {med['b'] / med['ceiling']:.2f}")
+PY
