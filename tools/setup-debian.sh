@@ -14,6 +14,8 @@ packages=(
   libsimgrid-dev python3 python3-matplotlib parallel
   # real programs the tests and comparisons drive
   fio python3-numpy python3-torch python3-jsonschema sqlite3 tar
+  # loop filesystems the differential tests run on besides ext4
+  xfsprogs btrfs-progs
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static kmod cpio e2fsprogs
 )

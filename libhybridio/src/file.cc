@@ -497,6 +497,7 @@ File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64
       if (static_cast<uint64_t>(n) < chunk) break;
     }
   }
+  if (op == HIO_OP_READ && p.done) pin.note_direct_read();
   count_direct(op, p.done, bounce);
   return p;
 }

@@ -103,7 +103,7 @@ void PinnedRequest::end() {
   io_uring_sqe_set_data64(sqe, count++);
   int results[2];
   run(count, results);
-  pinned_ = twin_ = false;
+  pinned_ = twin_ = direct_read_ = false;
   t_current = nullptr;
 }
 
@@ -134,6 +134,13 @@ ssize_t PinnedRequest::transfer(unsigned slot, hio_op op, char* buf, size_t len,
 
 ssize_t PinnedRequest::buffered(hio_op op, char* buf, size_t len, uint64_t offset, int rwf) {
   return pinned_ ? transfer(kPinnedSlot, op, buf, len, offset, rwf) : -EBADF;
+}
+
+void PinnedRequest::finish_reads(uint64_t eof) {
+  if (!direct_read_ || !pinned_) return;
+  char byte;
+  buffered(HIO_OP_READ, &byte, 1, eof, 0);
+  direct_read_ = false;
 }
 
 int PinnedRequest::open_twin() {

@@ -66,6 +66,15 @@ class PinnedRequest {
   int start_direct(hio_op op, char* buf, size_t len, uint64_t offset);
   ssize_t finish_direct();
 
+  // Direct reads do not update the access time on every filesystem (btrfs
+  // skips it; ext4 and xfs do it), where the program's own read always
+  // asks for it.  The engine notes each direct read; finish_reads() then
+  // reads at `eof` through the pinned open file: no byte and no I/O, but
+  // the kernel's access-time update by the file's own rules (O_NOATIME,
+  // noatime, relatime).
+  void note_direct_read() { direct_read_ = true; }
+  void finish_reads(uint64_t eof);
+
   // The twin's fixed-file slot in the calling thread's ring, for transfers
   // the engine submits itself (parallel_direct with fixed_file).
   static int twin_slot();
@@ -90,6 +99,7 @@ class PinnedRequest {
   ino_t ino_ = 0;
   bool pinned_ = false;
   bool twin_ = false;
+  bool direct_read_ = false;
   int twin_error_ = 0;  // an open_twin() that failed is not retried within the request
   int pinned_fds_[1] = {-1};
   struct InFlight {

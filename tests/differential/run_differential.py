@@ -45,6 +45,8 @@ SUITE_MODES = {"over_2g": ("direct64k", "hybrid")}
 
 SMALL_FS_MARK = "(needs --small-fs)"
 SMALL_FS_SIZE = 64 << 20
+FILESYSTEMS = ("ext4", "xfs", "btrfs")
+SCRATCH_FS_SIZE = 8 << 30  # --fs: sparse; over_2g needs 2.5 GiB of it
 SKIP_STATUS = 77
 MAX_SHOWN = 12  # differing lines shown per failure
 HANG_FACTOR = 10  # a shim run this much slower than plain is hung
@@ -70,6 +72,9 @@ def parse_args():
                         " case's slower plain run, but at least --min-timeout")
     p.add_argument("--min-timeout", type=float, default=20)
     p.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    p.add_argument("--fs", choices=FILESYSTEMS,
+                   help="run every case on a fresh %d GiB loop filesystem of this type (root; the"
+                        " full-disk cases keep their small ext4)" % (SCRATCH_FS_SIZE >> 30))
     args = p.parse_args()
     for m in args.modes.split(","):
         if m not in MODES:
@@ -109,30 +114,36 @@ def scratch_base(exe):
     return tempfile.mkdtemp(prefix="run.", dir=parent)
 
 
-def mkfs_tool():
+def mkfs_tool(kind="ext4"):
     for d in ("/usr/sbin", "/sbin"):
-        if os.access(os.path.join(d, "mkfs.ext4"), os.X_OK):
-            return os.path.join(d, "mkfs.ext4")
-    return shutil.which("mkfs.ext4")
+        if os.access(os.path.join(d, "mkfs." + kind), os.X_OK):
+            return os.path.join(d, "mkfs." + kind)
+    return shutil.which("mkfs." + kind)
 
 
 def quiet(cmd):
     return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def mount_small_fs(where):
-    """A fresh 64 MiB ext4 loop filesystem mounted at where/mnt; returns the mount point."""
-    image, mnt = os.path.join(where, "small.img"), os.path.join(where, "mnt")
+def mount_loop_fs(where, kind, size, name):
+    """A fresh loop filesystem of `kind` and `size` bytes (sparse image) mounted at where/name."""
+    image, mnt = os.path.join(where, name + ".img"), os.path.join(where, name)
     os.makedirs(mnt)
     with open(image, "wb") as f:
-        f.truncate(SMALL_FS_SIZE)
-    for cmd in ([mkfs_tool(), "-q", "-F", image], ["mount", "-o", "loop", image, mnt]):
+        f.truncate(size)
+    force = "-F" if kind == "ext4" else "-f"
+    for cmd in ([mkfs_tool(kind), "-q", force, image], ["mount", "-o", "loop", image, mnt]):
         r = quiet(cmd)
         if r.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(cmd), r.stderr.strip()))
     with _mounts_lock:
         _mounts.add(mnt)
     return mnt
+
+
+def mount_small_fs(where):
+    """A fresh 64 MiB ext4 loop filesystem mounted at where/mnt; returns the mount point."""
+    return mount_loop_fs(where, "ext4", SMALL_FS_SIZE, "mnt")
 
 
 def unmount(mnt):
@@ -291,7 +302,13 @@ def main():
         print("not ok - no case matches %r" % args.cases)
         return 1
     modes = args.modes.split(",")
-    base = scratch_base(args.exe)
+    base = outer = scratch_base(args.exe)
+    if args.fs:
+        if os.geteuid() != 0 or mkfs_tool(args.fs) is None:
+            print("not ok - --fs %s needs root and mkfs.%s (tools/setup-debian.sh installs it)" % (args.fs, args.fs))
+            return 1
+        base = tempfile.mkdtemp(prefix="run.", dir=mount_loop_fs(base, args.fs, SCRATCH_FS_SIZE, args.fs))
+        print("# scratch on a fresh %s loop filesystem" % args.fs)
     root = os.geteuid() == 0 and mkfs_tool() is not None
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(1))  # through atexit: unmount
@@ -321,11 +338,13 @@ def main():
                 plain, shim = future.result()
                 report(tally, name, case_modes, plain[0], plain[1], shim)
     finally:
+        if args.keep:
+            print("# scratch kept in " + base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
         unmount_all()
         if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
-        else:
-            print("# scratch kept in " + base)
+            shutil.rmtree(outer, ignore_errors=True)  # with --fs: the image and its mount point
     print("%d passed, %d failed, %d skipped" % (tally.passed, tally.failed, tally.skipped))
     return 0 if tally.failed == 0 else 1
 

@@ -102,11 +102,13 @@ Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, in
   off_t start = at;
   if (positional && (start = lseek(fd, 0, SEEK_CUR)) < 0) return Outcome::kPlain;
   uint64_t want = len;
+  uint64_t size = 0;  // reads: the size when the call began
   if (write) {
     want = fsize_allowance(static_cast<uint64_t>(start), len);
   } else {
     struct stat st;
     if (fstat(fd, &st) != 0) return Outcome::kPlain;
+    size = static_cast<uint64_t>(st.st_size);
     want = st.st_size > start ? std::min<uint64_t>(len, static_cast<uint64_t>(st.st_size - start)) : 0;
   }
   if (want == 0) return Outcome::kPlain;  // EOF, or beyond RLIMIT_FSIZE: the kernel's own answer
@@ -139,6 +141,7 @@ Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, in
     done += static_cast<uint64_t>(last);
     if (static_cast<uint64_t>(last) < n) break;  // EOF, a full device, the end of the caller's memory
   }
+  if (!write) pin.finish_reads(std::max<uint64_t>(size, static_cast<uint64_t>(start) + done));
   // Give back the part of the reservation that was not used: relative, so
   // that another user's move meanwhile is kept.
   if (positional && done < want) lseek(fd, -static_cast<off_t>(want - done), SEEK_CUR);
