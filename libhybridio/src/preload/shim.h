@@ -1,6 +1,7 @@
 // shim.h - the LD_PRELOAD shim's decisions, shared by the wrappers in
-// interpose.cc: whether a call may be accelerated, and the accelerated
-// operations themselves.
+// interpose.cc: whether a call may be accelerated, which tracked file it is
+// for, and the descriptor life events.  The accelerated read or write
+// itself runs in exact_call.h.
 //
 // Every function here returns -errno on failure (never touching errno);
 // the wrappers translate to libc's -1/errno.  A call is accelerated only
