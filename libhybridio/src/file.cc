@@ -349,9 +349,7 @@ uint64_t File::read_cached_prefix(char* buf, uint64_t len, uint64_t offset) {
   uint64_t prefix = cached_prefix_bytes(fd_, offset, len);
   count_probe(prefix ? ProbeMethod::kCachestat : ProbeMethod::kNone);
   if (prefix == 0) return 0;
-  iovec iov{buf, static_cast<size_t>(prefix)};
-  ssize_t n = PinnedRequest::current() ? buffered_io(HIO_OP_READ, fd_, buf, iov.iov_len, offset, RWF_NOWAIT)
-                                       : ::preadv2(fd_, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
+  ssize_t n = buffered_io(HIO_OP_READ, fd_, buf, static_cast<size_t>(prefix), offset, RWF_NOWAIT);
   if (n <= 0) return 0;
   Stats& s = rt_.stats();
   s.count_bytes(HIO_OP_READ, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));

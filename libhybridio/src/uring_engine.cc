@@ -73,11 +73,6 @@ std::once_flag g_atfork_once;
 
 std::atomic<bool> g_transparent{false};
 
-// liburing's private flag for "enter through the registered index"
-// (src/int_flags.h, INT_FLAG_REG_RING); cleared before unmapping a ring
-// whose index is gone.
-constexpr uint8_t INT_FLAG_REG_RING_FLAG = 1;
-
 // ---- rings out of the program's way ------------------------------------------
 
 // io_uring_queue_exit() without the close(2): for a ring with no descriptor.
@@ -139,8 +134,6 @@ struct ThreadRing {
       io_uring_rsrc_update up{};
       up.offset = static_cast<unsigned>(ring.enter_ring_fd);
       register_call(IORING_UNREGISTER_RING_FDS, &up, 1);
-      ring.ring_fd = -1;
-      ring.int_flags &= static_cast<uint8_t>(~INT_FLAG_REG_RING_FLAG);
       unmap_ring(&ring);
     } else {
       close_ring(&ring);
@@ -308,7 +301,7 @@ io_uring* calling_thread_ring(unsigned depth) {
 int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats) {
   const CompletionHook hook = g_hook.load(std::memory_order_relaxed);
   if (hook) res = hook(op, offset, len, res);
-  if (res == -EAGAIN || res == -EINTR) {
+  if ((res == -EAGAIN || res == -EINTR) && fd >= 0) {
     // Retried synchronously, as a blocking system call would have done.
     stats.add(stats.uring_retries);
     res = static_cast<int>(sync_io(op, fd, buf, len, offset));
@@ -447,10 +440,7 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
       char* io_buf = slot >= 0 ? t.slots[static_cast<size_t>(slot)].data() : user;
       // A fixed file has no descriptor to retry on synchronously: its
       // -EAGAIN ends the prefix like an error, and the caller redoes the rest.
-      int res = fixed_file ? cqe->res : chunk_result(op, fd, io_buf, n, offset + k * chunk, cqe->res, stats);
-      if (fixed_file) {
-        if (const CompletionHook hook = g_hook.load(std::memory_order_relaxed)) res = hook(op, offset + k * chunk, n, res);
-      }
+      int res = chunk_result(op, fixed_file ? -1 : fd, io_buf, n, offset + k * chunk, cqe->res, stats);
       if (res > 0 && slot >= 0 && !write) {
         // Under the shim the caller's memory is not trusted (checked_copy.h).
         if (fixed_file) {

@@ -101,7 +101,8 @@ void close_ring(io_uring* ring);
 // What a completed chunk transferred (bytes or -errno), as one blocking
 // system call would have reported it: `res` from its completion, passed
 // through the completion hook (below) when one is set, and -EAGAIN/-EINTR
-// retried synchronously on `buf` (counted in uring_retries).
+// retried synchronously on `buf` (counted in uring_retries) unless `fd` < 0
+// (a fixed file: nothing to retry on; the result stands).
 int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats);
 
 // Testing: called with each chunk's completion result (bytes or -errno)
