@@ -1,13 +1,15 @@
 // runtime.cc - see runtime.h.
 #include "runtime.h"
 
-#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "stats_file.h"
 
 namespace hybridio {
 
@@ -24,16 +26,33 @@ Runtime::Runtime() {
     HIO_WARN("HYBRIDIO_TRACE='%s' cannot be opened: %s; tracing is off",
              config_.trace_path.c_str(), strerror(errno));
   if (!config_.stats_path.empty()) atexit(&Runtime::at_exit);
+  // A forked child is a process of its own: it counts from zero and writes
+  // its stats once, so that adding every process's counters counts each
+  // request once.
+  pthread_atfork(nullptr, nullptr, [] {
+    Runtime& r = get();
+    r.stats_.reset();
+    r.exit_stats_written_.store(false, std::memory_order_relaxed);
+  });
 }
 
 void Runtime::write_exit_stats() {
-  if (config_.stats_path.empty()) return;
-  // "%p" becomes the process id, so that every process of a program
-  // (forked workers, exec'd children) leaves its own file.
+  if (config_.stats_path.empty() || exit_stats_written_.exchange(true)) return;
   std::string path = config_.stats_path;
-  for (size_t at; (at = path.find("%p")) != std::string::npos;) path.replace(at, 2, std::to_string(getpid()));
-  int err = write_stats(path.c_str());
-  if (err) HIO_WARN("cannot write HYBRIDIO_STATS='%s': %s", path.c_str(), strerror(-err));
+  int err;
+  if (path.find("%p") != std::string::npos) {
+    // "%p" becomes the process id: every process of a program (forked
+    // workers, exec'd children) leaves its own file.
+    for (size_t at; (at = path.find("%p")) != std::string::npos;) path.replace(at, 2, std::to_string(getpid()));
+    err = write_stats(path.c_str());
+  } else {
+    err = add_stats_to_file(path, stats_.snapshot(), policy());
+  }
+  if (err == -EEXIST)
+    HIO_WARN("HYBRIDIO_STATS='%s' holds something other than %s; left alone, counters not written",
+             path.c_str(), HYBRIDIO_STATS_SCHEMA);
+  else if (err)
+    HIO_WARN("cannot write HYBRIDIO_STATS='%s': %s", path.c_str(), strerror(-err));
 }
 
 void Runtime::set_policy(const hio_policy_config& policy) {
@@ -42,30 +61,6 @@ void Runtime::set_policy(const hio_policy_config& policy) {
   policy_.store(policies_.back().get(), std::memory_order_release);
 }
 
-int Runtime::write_stats(const char* path) {
-  const std::string json = stats_.to_json(policy());
-  // Write to a temporary name and rename, so readers never see half a file.
-  std::string tmp = std::string(path) + ".tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -errno;
-  size_t done = 0;
-  while (done < json.size()) {
-    ssize_t n = ::write(fd, json.data() + done, json.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno ? errno : EIO;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return -err;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return -err;
-  }
-  return 0;
-}
+int Runtime::write_stats(const char* path) { return write_file_atomically(path, stats_.to_json(policy())); }
 
 }  // namespace hybridio

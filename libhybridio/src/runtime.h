@@ -29,11 +29,14 @@ class Runtime {
   Stats& stats() { return stats_; }
   Trace& trace() { return trace_; }
 
-  // Writes the stats JSON to `path`; 0 or -errno.
+  // Writes this process's stats JSON to `path`, replacing it; 0 or -errno.
   int write_stats(const char* path);
 
   // Writes HYBRIDIO_STATS now, if set: what exit() does, for paths that
-  // skip atexit handlers (the shim calls it from its _exit wrapper).
+  // skip atexit handlers (the shim calls it from its _exit wrapper).  A
+  // path with "%p" gets one file per process; any other path gets this
+  // process's counters added to what is there (stats_file.h).  Only the
+  // first call of a process writes.
   void write_exit_stats();
 
  private:
@@ -46,6 +49,7 @@ class Runtime {
   std::mutex policy_mu_;
   std::vector<std::unique_ptr<hio_policy_config>> policies_;  // every snapshot ever published
   std::atomic<const hio_policy_config*> policy_{nullptr};
+  std::atomic<bool> exit_stats_written_{false};  // once per process: exit() and _exit() both ask
 };
 
 }  // namespace hybridio

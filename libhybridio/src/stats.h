@@ -27,6 +27,19 @@ class Stats {
   // The snapshot as JSON (schema HYBRIDIO_STATS_SCHEMA), with the policy in effect.
   std::string to_json(const hio_policy_config& policy) const;
 
+  // One counter outside the per-path and per-rule tables: its place in the
+  // JSON document ("name" or "group.name"), where it is counted, and where
+  // hio_stats reports it.  kScalarCounters lists every one, in document
+  // order; snapshot, reset, the JSON writer and the JSON reader
+  // (stats_json.h) all walk it, so a new counter is one new row.
+  struct ScalarCounter {
+    const char* json_path;
+    std::atomic<uint64_t> Stats::*live;
+    uint64_t hio_stats::*reported;
+  };
+  static const ScalarCounter kScalarCounters[];
+  static const size_t kScalarCounterCount;
+
   std::atomic<uint64_t> splits{0}, bounces{0}, bounce_bytes{0};
   std::atomic<uint64_t> direct_open_refused{0}, direct_io_refused{0}, dontcache_refused{0};
   std::atomic<uint64_t> probe_cachestat{0}, probe_mincore{0}, probe_failed{0};
@@ -44,5 +57,17 @@ class Stats {
   std::atomic<uint64_t> rule_requests_[HIO_RULE_COUNT]{};
   std::atomic<uint64_t> rule_bytes_[HIO_RULE_COUNT]{};
 };
+
+// Where `s` keeps the counters of `rule`: rules from HIO_STATS_RULES_V1 on
+// live in the _ext arrays (the writable twins of hio_stats_rule_requests()
+// and hio_stats_rule_bytes()).
+inline uint64_t* rule_requests_slot(hio_stats* s, hio_rule rule) {
+  const unsigned r = static_cast<unsigned>(rule);
+  return r < HIO_STATS_RULES_V1 ? &s->rule_requests[r] : &s->rule_requests_ext[r - HIO_STATS_RULES_V1];
+}
+inline uint64_t* rule_bytes_slot(hio_stats* s, hio_rule rule) {
+  const unsigned r = static_cast<unsigned>(rule);
+  return r < HIO_STATS_RULES_V1 ? &s->rule_bytes[r] : &s->rule_bytes_ext[r - HIO_STATS_RULES_V1];
+}
 
 }  // namespace hybridio

@@ -61,8 +61,6 @@ void atfork_child() {
   g_mapped_mu.unlock();
   private_fd_atfork_release();
   g_pid.store(getpid());
-  // The child counts its own requests; it inherited a copy of the parent's.
-  Runtime::get().stats().reset();
 }
 
 // The smallest request worth a look (hio_policy_smallest_offcache), at
