@@ -13,7 +13,7 @@ packages=(
   # the simulator and its plots
   libsimgrid-dev python3 python3-matplotlib parallel
   # real programs the tests and comparisons drive
-  fio python3-numpy python3-torch python3-jsonschema sqlite3 tar
+  fio python3-numpy python3-torch python3-jsonschema sqlite3 tar rsync
   # loop filesystems the differential tests run on besides ext4
   xfsprogs btrfs-progs
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "copy_offload.h"
 #include "exact_call.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -214,6 +215,33 @@ HIO_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t bu
   return pread(fd, buf, n, off);
 }
 
+// ---- copies the kernel would make without the shim (copy_offload.h) ---
+
+namespace {
+const shim::CopyIo kCopyIo{&read, &write, &pread, &pwrite};
+}
+
+HIO_EXPORT ssize_t copy_file_range(int in, off_t* in_off, int out, off_t* out_off, size_t len, unsigned flags) {
+  const int saved = errno;
+  const ssize_t r = real().copy_file_range ? real().copy_file_range(in, in_off, out, out_off, len, flags)
+                                           : syscall(SYS_copy_file_range, in, in_off, out, out_off, len, flags);
+  if (r >= 0 || errno != EXDEV) return r;
+  ssize_t copied;
+  if (!shim::copy_across_filesystems(in, in_off, out, out_off, len, kCopyIo, &copied)) {
+    errno = EXDEV;
+    return -1;
+  }
+  return finish(copied, saved);
+}
+
+HIO_EXPORT ssize_t sendfile(int out, int in, off_t* offset, size_t count) {
+  const int saved = errno;
+  ssize_t r;
+  if (shim::sendfile_between_files(out, in, offset, count, kCopyIo, &r)) return finish(r, saved);
+  errno = saved;
+  return real().sendfile ? real().sendfile(out, in, offset, count) : syscall(SYS_sendfile, out, in, offset, count);
+}
+
 // ---- stdio: glibc's FILE calls its internal write/read, never the symbols above.
 
 HIO_EXPORT size_t fwrite(const void* buf, size_t size, size_t count, FILE* stream) {
@@ -335,6 +363,7 @@ HIO_ALIAS(pwritev64v2, pwritev2);
 HIO_ALIAS(__pread64_chk, __pread_chk);
 HIO_ALIAS(fcntl64, fcntl);
 HIO_ALIAS(mmap64, mmap);
+HIO_ALIAS(sendfile64, sendfile);
 static_assert(sizeof(off_t) == 8, "the *64 aliases assume a 64-bit off_t");
 
 // ---- start-up ----------------------------------------------------------

@@ -54,6 +54,8 @@ void resolve_real() {
   bind(r.dup3, "dup3");
   bind(r.fcntl, "fcntl");
   bind(r.mmap, "mmap");
+  bind(r.copy_file_range, "copy_file_range");
+  bind(r.sendfile, "sendfile");
   bind(r.fsync, "fsync");
   bind(r.fdatasync, "fdatasync");
   // Publish whole: concurrent first callers may resolve twice, never see half a table.

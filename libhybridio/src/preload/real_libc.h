@@ -37,6 +37,8 @@ struct RealLibc {
   int (*dup3)(int, int, int);
   int (*fcntl)(int, int, ...);
   void* (*mmap)(void*, size_t, int, int, int, off_t);
+  ssize_t (*copy_file_range)(int, off_t*, int, off_t*, size_t, unsigned);
+  ssize_t (*sendfile)(int, int, off_t*, size_t);
   int (*fsync)(int);
   int (*fdatasync)(int);
 };
