@@ -240,11 +240,11 @@ ThreadStats ClientModel::write_file(int node, int file, double bytes, const std:
   return st;
 }
 
-void ClientModel::read_piece(int node, int file, const Piece& pc)
+double ClientModel::read_piece(int node, int file, const Piece& pc)
 {
   if (pc.path == Path::Direct) {
     direct_io(node, file, pc.offset, pc.bytes, pc.request, false, 1);
-    return;
+    return 0;
   }
   PageCache& cache = *caches_[node];
   double threads   = storage_.group_size(file);
@@ -259,7 +259,7 @@ void ClientModel::read_piece(int node, int file, const Piece& pc)
     copy(hit * threads, bw);
   }
   if (miss <= 0)
-    return;
+    return hit;
   if (p_.client.readahead > 0 && pc.request > p_.client.readahead) {
     // A read larger than the readahead window waits for its own data, then copies it.
     storage_.transfer(node, file, pc.offset, miss, false, 0);
@@ -273,6 +273,7 @@ void ClientModel::read_piece(int node, int file, const Piece& pc)
   }
   if (pc.path == Path::Buffered && hit <= 0)
     cache.add_clean(file, pc.offset, miss * threads);
+  return hit;
 }
 
 ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
@@ -287,12 +288,7 @@ ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::
   Stream stream;
   for_each_part(bytes, chunk_for(bytes), mix, [&](double offset, double part, const RequestClass& rc) {
     for (const Piece& pc : plan_part(pol, Op::Read, node, file, offset, part, rc.size, file_size, stream)) {
-      if (pc.path != Path::Direct) {
-        double cached = 0, dirty = 0;
-        caches_[node]->range_state(file, pc.offset, pc.bytes, threads, cached, dirty);
-        st.bytes_cache_hit += pc.bytes * cached * threads;
-      }
-      read_piece(node, file, pc);
+      st.bytes_cache_hit += read_piece(node, file, pc) * threads;
       count(st, pc.path, pc.rule, pc.bytes * threads);
     }
   });

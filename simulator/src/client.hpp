@@ -79,7 +79,8 @@ private:
   std::vector<Piece> plan_part(Policy pol, Op op, int node, int file, double offset, double part, double request,
                                double file_bytes, Stream& stream);
   void write_piece(int node, int file, const Piece& pc);
-  void read_piece(int node, int file, const Piece& pc);
+  /* Returns the bytes (per thread) served from the page cache. */
+  double read_piece(int node, int file, const Piece& pc);
   double chunk_for(double bytes) const;
   void copy(double bytes, double bw);
   void direct_io(int node, int group, double offset, double bytes, double req, bool write, int depth);
