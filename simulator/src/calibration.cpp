@@ -3,6 +3,7 @@
 #include "config.hpp"
 #include "json.hpp"
 #include "output.hpp"
+#include "policy.hpp"
 #include "simulation.hpp"
 #include "units.hpp"
 
@@ -398,6 +399,13 @@ int cmd_calibrate(std::vector<std::string>& args)
   Params p     = params_from_config();
   RunResult rr = run_simulation(p);
 
+  // The bench's buffered and direct rows are all the simulation has: a dontcache decision
+  // (only for requests that cannot go direct) is counted as buffered.
+  auto hybrid_path = [&](const std::string& rw, double bs) -> std::string {
+    Path path = stream_path(Policy::Hybrid, p.policy, rw == "write" ? Op::Write : Op::Read,
+                            static_cast<uint64_t>(std::llround(bs)));
+    return path == Path::Direct ? "direct" : "buffered";
+  };
   auto simulated = [&](const std::string& rw, const std::string& pol, double bs) {
     for (const auto& b : rr.bench)
       if (b.rw == rw && b.policy == pol && std::fabs(b.bs - bs) < 0.5)
@@ -414,16 +422,15 @@ int cmd_calibrate(std::vector<std::string>& args)
         return -1.0;
       return 1.0 / (m->direct_share / d + (1 - m->direct_share) / b);
     }
-    // Without counters hybrid takes one of the two paths by size (Lustre's rule).
-    return simulated(rw, bs >= (rw == "write" ? p.policy.write_threshold : p.policy.read_threshold) ? "direct" : "buffered",
-                     bs);
+    // Without counters: the path the policy core gives a steady sequential stream of this size.
+    return simulated(rw, hybrid_path(rw, bs), bs);
   };
   auto measured = [&](const std::string& rw, const std::string& policy, double bs) -> const BenchPoint* {
     for (const auto& m : bf.points)
       if (m.rw == rw && m.policy == policy && std::fabs(m.bs - bs) < 0.5)
         return &m;
     if (policy == "hybrid") { // a fio file has no hybrid rows: the path hybrid takes at this size
-      std::string pol = bs >= (rw == "write" ? p.policy.write_threshold : p.policy.read_threshold) ? "direct" : "buffered";
+      std::string pol = hybrid_path(rw, bs);
       for (const auto& m : bf.points)
         if (m.rw == rw && m.policy == pol && std::fabs(m.bs - bs) < 0.5)
           return &m;

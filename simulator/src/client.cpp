@@ -45,7 +45,8 @@ ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(st
         storage_.start_transfer(node, g, ob.first, ob.second / storage_.group_size(g), true, 0, acts);
       wait_all(acts);
     };
-    caches_.push_back(std::make_unique<PageCache>(p.cache, capacity * gpu_nodes, eager_, wb));
+    caches_.push_back(
+        std::make_unique<PageCache>(p.cache, capacity * gpu_nodes, p.cluster.node_memory * gpu_nodes, eager_, wb));
   }
 }
 
@@ -107,90 +108,190 @@ void ClientModel::direct_io(int node, int file, double offset, double bytes, dou
   wait_all(acts);
 }
 
+namespace {
+
+/* Visits the request classes of every step of a thread's file in file order: a step of `chunk`
+ * bytes holds each class's fraction of it, one class after the other. */
+template <class Visit>
+void for_each_part(double bytes, double chunk, const std::vector<RequestClass>& mix, Visit visit)
+{
+  double offset = 0;
+  for (double done = 0; done < bytes; done += chunk) {
+    double step = std::min(chunk, bytes - done);
+    for (const auto& rc : mix) {
+      double part = step * rc.fraction;
+      if (part <= 0)
+        continue;
+      visit(offset, part, rc);
+      offset += part;
+    }
+  }
+}
+
+void count(ThreadStats& st, Path path, hio_rule rule, double bytes)
+{
+  (path == Path::Direct ? st.bytes_direct : st.bytes_buffered) += bytes;
+  if (rule < HIO_RULE_COUNT)
+    st.bytes_by_rule[rule] += bytes;
+}
+
+} // namespace
+
+std::vector<ClientModel::Piece> ClientModel::plan_part(Policy pol, Op op, int node, int file, double offset,
+                                                       double part, double request, double file_bytes, Stream& stream)
+{
+  const hio_policy_config cfg = policy_config(pol, p_.policy);
+  PageCache& pc  = *caches_[node];
+  double threads = storage_.group_size(file);
+  double reqs    = std::ceil(part / request - 1e-9);
+  uint64_t len   = static_cast<uint64_t>(std::llround(request));
+  std::vector<Piece> pieces;
+  auto add = [&](Path path, hio_rule rule, double at, double bytes, double req, double calls, bool bounce) {
+    if (bytes > 0)
+      pieces.push_back({path, rule, at, bytes, req, calls, bounce});
+  };
+  // The first requests of a file have fewer sequential predecessors than the stream rule asks
+  // for: they are decided apart from the rest of the step.
+  double first = reqs;
+  if (stream.issued < cfg.stream_min_run)
+    first = std::min(reqs, static_cast<double>(cfg.stream_min_run - stream.issued));
+  double done_reqs = 0;
+  for (double n : {first, reqs - first}) {
+    if (n <= 0)
+      continue;
+    double at    = offset + part * done_reqs / reqs;
+    double bytes = part * n / reqs;
+    RequestFacts f;
+    f.op           = op;
+    f.offset       = stream.position + static_cast<uint64_t>(done_reqs) * len;
+    f.length       = len;
+    f.file_size    = static_cast<uint64_t>(std::llround(file_bytes));
+    f.seq_run      = static_cast<uint32_t>(std::min<uint64_t>(stream.issued + static_cast<uint64_t>(done_reqs), UINT32_MAX));
+    f.dontcache_ok = p_.policy.dontcache_ok;
+    CacheFacts cache;
+    cache.probe    = [&](double& cached, double& dirty) { pc.range_state(file, at, bytes, threads, cached, dirty); };
+    cache.pressure = [&] { return pc.pressure(); };
+    hio_request req;
+    hio_decision d = decide_request(cfg, f, cache, &req);
+    // As File::route(): a direct-bound read of a partly cached range takes what is cached from
+    // the cache and decides the rest again (Lustre's cached-first read).
+    if (op == Op::Read && d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT && req.cached_pages > 0) {
+      double cached = 0, dirty = 0;
+      pc.range_state(file, at, bytes, threads, cached, dirty);
+      double served = std::floor(cached * static_cast<double>(len) / cfg.page_size) * cfg.page_size;
+      if (served > 0 && served < static_cast<double>(len)) {
+        add(Path::Buffered, d.rule, at, bytes * served / len, served, n, false);
+        at += bytes * served / len;
+        bytes -= bytes * served / len;
+        f.offset += static_cast<uint64_t>(served);
+        f.length -= static_cast<uint64_t>(served);
+        cache.probe = [](double& c, double& dd) { c = dd = 0; }; // what is left was not cached
+        d = decide_request(cfg, f, cache);
+      }
+    }
+    double whole = static_cast<double>(f.length);
+    if (d.path == HIO_PATH_DIRECT && d.split) {
+      double edges = static_cast<double>(d.head_len + d.tail_len);
+      add(Path::Buffered, d.rule, at, bytes * edges / whole, edges, n * ((d.head_len > 0) + (d.tail_len > 0)), false);
+      add(Path::Direct, d.rule, at + bytes * edges / whole, bytes * d.body_len / whole,
+          static_cast<double>(d.body_len), n, d.bounce);
+    } else {
+      add(path_of(d.path), d.rule, at, bytes, whole, n, d.path == HIO_PATH_DIRECT && d.bounce);
+    }
+    done_reqs += n;
+  }
+  stream.position += static_cast<uint64_t>(reqs) * len;
+  stream.issued += static_cast<uint64_t>(reqs);
+  return pieces;
+}
+
+void ClientModel::write_piece(int node, int file, const Piece& pc)
+{
+  double threads = storage_.group_size(file);
+  if (pc.path == Path::Direct) {
+    if (pc.bounce) // the library stages a misaligned body through an aligned buffer
+      copy(pc.bytes * threads, p_.client.copy_bw_write * threads);
+    direct_io(node, file, pc.offset, pc.bytes, pc.request, true, 1);
+    return;
+  }
+  PageCache& cache = *caches_[node];
+  cache.reserve_dirty(pc.bytes * threads);
+  if (p_.client.buffered_write_cost > 0)
+    sg4::this_actor::sleep_for(pc.calls * p_.client.buffered_write_cost);
+  copy(pc.bytes * threads, p_.client.copy_bw_write * threads);
+  cache.add_dirty(file, pc.offset, pc.bytes * threads, pc.path == Path::Dontcache);
+}
+
 ThreadStats ClientModel::write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
 {
   ThreadStats st;
-  PageCache& pc  = *caches_[node];
   double threads = storage_.group_size(file);
-  double offset  = 0;
-  double done    = 0;
   bool buffered_any = false;
-  while (done < bytes) {
-    double chunk = std::min(chunk_for(bytes), bytes - done);
-    for (const auto& rc : mix) {
-      double part = chunk * rc.fraction;
-      if (part <= 0)
-        continue;
-      double reqs = std::ceil(part / rc.size - 1e-9);
-      Path path   = choose_path(pol, Op::Write, rc.size, false, p_.policy);
-      if (path == Path::Direct) {
-        direct_io(node, file, offset, part, rc.size, true, 1);
-        st.bytes_direct += part * threads;
-      } else {
-        pc.reserve_dirty(part * threads);
-        if (p_.client.buffered_write_cost > 0)
-          sg4::this_actor::sleep_for(reqs * p_.client.buffered_write_cost);
-        copy(part * threads, p_.client.copy_bw_write * threads);
-        pc.add_dirty(file, offset, part * threads, path == Path::Dontcache);
-        st.bytes_buffered += part * threads;
-        buffered_any = true;
-      }
-      offset += part;
+  Stream stream;
+  for_each_part(bytes, chunk_for(bytes), mix, [&](double offset, double part, const RequestClass& rc) {
+    for (const Piece& pc : plan_part(pol, Op::Write, node, file, offset, part, rc.size, bytes, stream)) {
+      write_piece(node, file, pc);
+      count(st, pc.path, pc.rule, pc.bytes * threads);
+      buffered_any |= pc.path != Path::Direct;
     }
-    done += chunk;
-  }
+  });
   if (buffered_any)
-    pc.fsync(file); // a checkpoint counts once durable
+    caches_[node]->fsync(file); // a checkpoint counts once durable
   return st;
+}
+
+double ClientModel::read_piece(int node, int file, const Piece& pc)
+{
+  if (pc.path == Path::Direct) {
+    direct_io(node, file, pc.offset, pc.bytes, pc.request, false, 1);
+    return 0;
+  }
+  PageCache& cache = *caches_[node];
+  double threads   = storage_.group_size(file);
+  double bw        = p_.client.copy_bw_read * threads;
+  if (p_.client.buffered_read_cost > 0)
+    sg4::this_actor::sleep_for(pc.calls * p_.client.buffered_read_cost);
+  double cached = 0, dirty = 0;
+  cache.range_state(file, pc.offset, pc.bytes, threads, cached, dirty);
+  double hit = pc.bytes * cached, miss = pc.bytes - hit;
+  if (hit > 0) {
+    cache.touch_range(file, pc.offset, pc.bytes);
+    copy(hit * threads, bw);
+  }
+  if (miss <= 0)
+    return hit;
+  if (p_.client.readahead > 0 && pc.request > p_.client.readahead) {
+    // A read larger than the readahead window waits for its own data, then copies it.
+    storage_.transfer(node, file, pc.offset, miss, false, 0);
+    copy(miss * threads, bw);
+  } else {
+    // Readahead overlaps the fetch from storage with the copy to the user buffer.
+    std::vector<sg4::ActivityPtr> acts;
+    storage_.start_transfer(node, file, pc.offset, miss, false, 0, acts);
+    acts.push_back(sg4::this_actor::exec_init(miss * threads)->set_bound(bw)->start());
+    wait_all(acts);
+  }
+  if (pc.path == Path::Buffered && hit <= 0)
+    cache.add_clean(file, pc.offset, miss * threads);
+  return hit;
 }
 
 ThreadStats ClientModel::read_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
 {
   ThreadStats st;
-  PageCache& pc  = *caches_[node];
   double threads = storage_.group_size(file);
-  double offset  = 0;
-  double done    = 0;
-  while (done < bytes) {
-    double chunk = std::min(chunk_for(bytes), bytes - done);
-    for (const auto& rc : mix) {
-      double part = chunk * rc.fraction;
-      if (part <= 0)
-        continue;
-      double reqs = std::ceil(part / rc.size - 1e-9);
-      bool cached = pol != Policy::Direct && pol != Policy::Async && pc.lookup(file, offset);
-      Path path   = choose_path(pol, Op::Read, rc.size, cached, p_.policy);
-      if (path == Path::Direct) {
-        direct_io(node, file, offset, part, rc.size, false, 1);
-        st.bytes_direct += part * threads;
-      } else {
-        if (p_.client.buffered_read_cost > 0)
-          sg4::this_actor::sleep_for(reqs * p_.client.buffered_read_cost);
-        if (cached) {
-          copy(part * threads, p_.client.copy_bw_read * threads);
-          st.bytes_cache_hit += part * threads;
-        } else if (p_.client.readahead > 0 && rc.size > p_.client.readahead) {
-          // A read larger than the readahead window waits for its own data, then copies it.
-          storage_.transfer(node, file, offset, part, false, 0);
-          copy(part * threads, p_.client.copy_bw_read * threads);
-          if (path == Path::Buffered)
-            pc.add_clean(file, offset, part * threads);
-        } else {
-          // Readahead overlaps the fetch from storage with the copy to the user buffer.
-          std::vector<sg4::ActivityPtr> acts;
-          storage_.start_transfer(node, file, offset, part, false, 0, acts);
-          acts.push_back(
-              sg4::this_actor::exec_init(part * threads)->set_bound(p_.client.copy_bw_read * threads)->start());
-          wait_all(acts);
-          if (path == Path::Buffered)
-            pc.add_clean(file, offset, part * threads);
-        }
-        st.bytes_buffered += part * threads;
-      }
-      offset += part;
+  // The file's size as its writer's requests, laid back to back, made it.
+  double file_size = 0;
+  for_each_part(bytes, chunk_for(bytes), mix, [&](double, double part, const RequestClass& rc) {
+    file_size += std::ceil(part / rc.size - 1e-9) * static_cast<double>(std::llround(rc.size));
+  });
+  Stream stream;
+  for_each_part(bytes, chunk_for(bytes), mix, [&](double offset, double part, const RequestClass& rc) {
+    for (const Piece& pc : plan_part(pol, Op::Read, node, file, offset, part, rc.size, file_size, stream)) {
+      st.bytes_cache_hit += read_piece(node, file, pc) * threads;
+      count(st, pc.path, pc.rule, pc.bytes * threads);
     }
-    done += chunk;
-  }
+  });
   return st;
 }
 

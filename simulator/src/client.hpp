@@ -1,4 +1,8 @@
-/* client: the I/O a GPU node's threads do under each policy. Buffered requests pay a per-call
+/* client: the I/O a GPU node's threads do under each policy. Every request class of every step
+ * is decided by libhybridio's policy core (policy.hpp) with the facts the model has: its size and
+ * file offset (records back to back), the file's sequential stream, the page cache's state of the
+ * range and its memory pressure; the decision's path (and, for a direct body with an unaligned
+ * head or tail, its cut) says how the bytes move. Buffered requests pay a per-call
  * cost and a per-thread copy into the page cache (an Exec bounded by the copy bandwidth on a
  * host whose speed is the node's memory bandwidth); direct requests pay a per-request latency
  * and move data straight to storage, no faster than one thread's direct stream; dontcache copies, then writes back and drops at once.
@@ -26,8 +30,9 @@ namespace hiosim {
 
 struct ThreadStats {
   double bytes_direct   = 0;
-  double bytes_buffered = 0;
+  double bytes_buffered = 0; // buffered and dontcache
   double bytes_cache_hit = 0;
+  double bytes_by_rule[HIO_RULE_COUNT] = {}; // the policy core's rule that decided the bytes
 };
 
 class ClientModel {
@@ -54,6 +59,28 @@ public:
   bool eager() const { return eager_; }
 
 private:
+  /* A stretch of one step of a thread's file that takes one path: `calls` calls of `request`
+   * bytes each move `bytes` (per thread) at `offset`. */
+  struct Piece {
+    Path path;
+    hio_rule rule;
+    double offset;
+    double bytes;
+    double request;
+    double calls;
+    bool bounce; // direct body staged through an aligned buffer
+  };
+  /* A thread's file as the library's File sees it: whole requests issued so far, back to back. */
+  struct Stream {
+    uint64_t position = 0; // file offset of the next request
+    uint64_t issued   = 0; // requests so far: the next one's sequential predecessors
+  };
+  /* Decides the requests of one step's request class and cuts it into pieces. */
+  std::vector<Piece> plan_part(Policy pol, Op op, int node, int file, double offset, double part, double request,
+                               double file_bytes, Stream& stream);
+  void write_piece(int node, int file, const Piece& pc);
+  /* Returns the bytes (per thread) served from the page cache. */
+  double read_piece(int node, int file, const Piece& pc);
   double chunk_for(double bytes) const;
   void copy(double bytes, double bw);
   void direct_io(int node, int group, double offset, double bytes, double req, bool write, int depth);

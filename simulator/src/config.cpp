@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -87,9 +88,39 @@ double positive(double x, const std::string& v)
   return x;
 }
 
+uint64_t size_at_least(const std::string& v, uint64_t min)
+{
+  uint64_t x = parse_size(v);
+  if (x < min)
+    throw std::invalid_argument("must be >= " + std::to_string(min) + ", got '" + v + "'");
+  return x;
+}
+
+uint32_t percent(const std::string& v)
+{
+  int x = to_int(v, 0);
+  if (x > 100)
+    throw std::invalid_argument("must be a percentage from 0 to 100, got '" + v + "'");
+  return static_cast<uint32_t>(x);
+}
+
+// A default of the policy core, as text that lives as long as the flag table.
+const char* core_default(uint64_t bytes)
+{
+  static std::list<std::string> texts;
+  return texts.emplace_back(format_size(bytes)).c_str();
+}
+
+const char* core_number(uint32_t n)
+{
+  static std::list<std::string> texts;
+  return texts.emplace_back(std::to_string(n)).c_str();
+}
+
 // The table drives flag declaration, parsing, --help and the echoed settings.
 const std::vector<FlagSpec>& specs()
 {
+  static const hio_policy_config core = core_policy_defaults();
   static const std::vector<FlagSpec> table = {
       // cluster
       {"cluster/nodes", "0", "GPU nodes (0: as many as the parallel layout needs)",
@@ -181,10 +212,33 @@ const std::vector<FlagSpec>& specs()
          if (p.policy.policies.empty())
            throw std::invalid_argument("needs at least one policy");
        }},
-      {"policy/write-threshold", "2MiB", "hybrid: writes of at least this size go direct (Lustre default)",
-       [](Params& p, const std::string& v) { p.policy.write_threshold = parse_bytes(v); }},
-      {"policy/read-threshold", "8MiB", "hybrid: reads of at least this size go direct (Lustre default)",
-       [](Params& p, const std::string& v) { p.policy.read_threshold = parse_bytes(v); }},
+      // hybrid: the tunables of libhybridio's policy core, named as the library's settings, with
+      // the core's own defaults (hio_policy_config_defaults)
+      {"policy/write-threshold", core_default(core.write_threshold), "hybrid: writes of at least this size go direct",
+       [](Params& p, const std::string& v) { p.policy.core.write_threshold = size_at_least(v, 1); }},
+      {"policy/read-threshold", core_default(core.read_threshold), "hybrid: reads of at least this size go direct",
+       [](Params& p, const std::string& v) { p.policy.core.read_threshold = size_at_least(v, 1); }},
+      {"policy/sync-write-threshold", core_default(core.sync_write_threshold),
+       "hybrid: O_SYNC/O_DSYNC writes of at least this size go direct",
+       [](Params& p, const std::string& v) { p.policy.core.sync_write_threshold = size_at_least(v, 1); }},
+      {"policy/stream-threshold", core_default(core.stream_threshold),
+       "hybrid: writes of a sequential stream of at least this size go direct",
+       [](Params& p, const std::string& v) { p.policy.core.stream_threshold = size_at_least(v, 1); }},
+      {"policy/stream-min-run", core_number(core.stream_min_run), "hybrid: sequential predecessors that make a stream",
+       [](Params& p, const std::string& v) { p.policy.core.stream_min_run = static_cast<uint32_t>(to_int(v, 0)); }},
+      {"policy/dontcache-threshold", core_default(core.dontcache_threshold),
+       "hybrid: requests of at least this size that cannot go direct go uncached",
+       [](Params& p, const std::string& v) { p.policy.core.dontcache_threshold = size_at_least(v, 1); }},
+      {"policy/pressure-high", core_number(core.pressure_high), "hybrid: memory pressure (0-100) that lowers the thresholds",
+       [](Params& p, const std::string& v) { p.policy.core.pressure_high = percent(v); }},
+      {"policy/cached-percent", core_number(core.cached_percent), "hybrid: reads stay buffered when this much of the range is cached",
+       [](Params& p, const std::string& v) { p.policy.core.cached_percent = percent(v); }},
+      {"policy/dirty-percent", core_number(core.dirty_percent), "hybrid: writes stay buffered when this much of the range is dirty",
+       [](Params& p, const std::string& v) { p.policy.core.dirty_percent = percent(v); }},
+      {"policy/min-body-percent", core_number(core.min_body_percent), "hybrid: a split must leave this much of the request direct",
+       [](Params& p, const std::string& v) { p.policy.core.min_body_percent = percent(v); }},
+      {"policy/dontcache", "yes", "RWF_DONTCACHE works on the files (the library's default: used where supported)",
+       [](Params& p, const std::string& v) { p.policy.dontcache_ok = to_bool(v); }},
       {"policy/async-request", "8MiB", "async: direct request size of the persist phase",
        [](Params& p, const std::string& v) { p.policy.async_request = positive(parse_bytes(v), v); }},
       {"policy/async-depth", "4", "async: direct requests in flight per writer in the persist phase",

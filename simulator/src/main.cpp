@@ -49,8 +49,9 @@ policies:
   buffered   every request through the page cache (copy at client/copy-bw-* per thread)
   direct     every request O_DIRECT (client/direct-*-latency per request; small requests are slow)
   dontcache  buffered copy, written back at once and dropped (RWF_DONTCACHE)
-  hybrid     direct for writes >= policy/write-threshold and reads >= policy/read-threshold
-             (Lustre's defaults: 2 MiB and 8 MiB), buffered below; cached data read from cache
+  hybrid     each request decided by libhybridio's own policy core (hybridio/policy.h) with
+             what the model knows: size, offset, sequential stream, cached and dirty share of
+             the range, memory pressure (policy/* tunables; docs/simulator.md lists the inputs)
   async      two-phase checkpoint: snapshot to pinned host memory at cluster/d2h-bw (blocks
              training), then persist with direct I/O of policy/async-request in the background
 
@@ -78,8 +79,10 @@ scale and accuracy:
   the request size. The network uses SimGrid's CM02 fluid model (set by default here; override
   with --cfg=network/model:LV08).
 
-model parameters (--cfg=NAME:VALUE, or NAME = VALUE in a description file; sizes take B, KiB,
-MiB, GiB, TiB, KB, MB, GB; bandwidths GBps, MBps, Gbps; durations us, ms, s, min, h, d):)";
+model parameters (--cfg=NAME:VALUE, or NAME = VALUE in a description file; sizes are whole
+numbers as libhybridio reads them, binary: 4096, 64K, 2M, 2MiB, 2MB (all 1024-based), 1G, 18T;
+bandwidths are decimal: 25GBps = 25e9 bytes/s, also MBps, Gbps, GiBps; durations us, ms, s, min,
+h, d):)";
 
 std::string take_value(std::vector<std::string>& args, size_t& i, const std::string& opt)
 {

@@ -143,6 +143,20 @@ void write_csv(std::ostream& os, const Params& p, const RunResult& rr, const Fla
   }
 }
 
+// {"rule": share of the bytes, ...} over the policy core's rules that decided any bytes.
+std::string rule_shares(const double (&bytes)[HIO_RULE_COUNT])
+{
+  double all = 0;
+  for (double b : bytes)
+    all += b;
+  std::string out;
+  for (int r = 0; r < HIO_RULE_COUNT; r++)
+    if (bytes[r] > 0)
+      out += std::string(out.empty() ? "" : ", ") + "\"" + hio_rule_name(static_cast<hio_rule>(r)) + "\": " +
+             num(bytes[r] / all);
+  return "{" + out + "}";
+}
+
 void write_json(std::ostream& os, const Params& p, const RunResult& rr, const FlagList& config)
 {
   (void)p;
@@ -169,6 +183,8 @@ void write_json(std::ostream& os, const Params& p, const RunResult& rr, const Fl
        << ", \"durable_s\": " << num(r.durable_s) << ", \"restore_s\": " << num(r.restore_s)
        << ", \"write_gbps\": " << num(r.write_gbps) << ", \"read_gbps\": " << num(r.read_gbps)
        << ", \"frac_peak\": " << num(r.frac_peak) << ", \"direct_share\": " << num(r.direct_share)
+       << ", \"write_rules\": " << rule_shares(r.write_rule_bytes)
+       << ", \"read_rules\": " << rule_shares(r.read_rule_bytes)
        << ", \"training\": {\"wall_s\": " << num(t.wall) << ", \"goodput\": " << num(t.goodput, 8)
        << ", \"failures\": " << num(t.failures) << ", \"gpu_h_ckpt\": " << num(t.gpu_h_ckpt)
        << ", \"gpu_h_rework\": " << num(t.gpu_h_rework) << ", \"gpu_h_recover\": " << num(t.gpu_h_recover)

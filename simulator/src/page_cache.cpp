@@ -20,8 +20,8 @@ std::pair<int, long long> key_of(int file, double offset)
 }
 } // namespace
 
-PageCache::PageCache(const CacheParams& cp, double capacity, bool eager, Writeback wb)
-    : cp_(cp), capacity_(capacity), eager_(eager), wb_(std::move(wb))
+PageCache::PageCache(const CacheParams& cp, double capacity, double total_memory, bool eager, Writeback wb)
+    : cp_(cp), capacity_(capacity), total_memory_(total_memory), eager_(eager), wb_(std::move(wb))
 {
   mutex_    = sg4::Mutex::create();
   dirty_cv_ = sg4::ConditionVariable::create();
@@ -188,13 +188,37 @@ void PageCache::add_dirty(int file, double offset, double bytes, bool dontcache)
     dirty_cv_->notify_all();
 }
 
-bool PageCache::lookup(int file, double offset)
+void PageCache::range_state(int file, double offset, double bytes, double threads, double& cached,
+                            double& dirty) const
 {
-  auto it = blocks_.find(key_of(file, offset));
-  if (it == blocks_.end())
-    return false;
-  touch(it->second.get());
-  return true;
+  double in_cache = 0, in_dirty = 0;
+  auto end = key_of(file, offset + bytes);
+  for (auto it = blocks_.lower_bound(key_of(file, offset)); it != blocks_.end() && it->first < end; ++it) {
+    in_cache += it->second->bytes;
+    if (it->second->dirty)
+      in_dirty += it->second->bytes;
+  }
+  double whole = bytes * threads;
+  cached = whole > 0 ? std::min(1.0, in_cache / whole) : 0;
+  dirty  = whole > 0 ? std::min(1.0, in_dirty / whole) : 0;
+}
+
+void PageCache::touch_range(int file, double offset, double bytes)
+{
+  auto end = key_of(file, offset + bytes);
+  std::vector<Block*> hit;
+  for (auto it = blocks_.lower_bound(key_of(file, offset)); it != blocks_.end() && it->first < end; ++it)
+    hit.push_back(it->second.get());
+  for (Block* b : hit)
+    touch(b);
+}
+
+uint32_t PageCache::pressure() const
+{
+  double limit      = cp_.dirty_ratio * capacity_;
+  double dirty_share = limit > 0 ? std::floor(dirty_ * 100 / limit) : 100;
+  double used_share  = total_memory_ > 0 ? 100 - std::floor(std::min(capacity_, total_memory_) * 100 / total_memory_) : 0;
+  return static_cast<uint32_t>(std::clamp(std::max(dirty_share, used_share), 0.0, 100.0));
 }
 
 void PageCache::add_clean(int file, double offset, double bytes)

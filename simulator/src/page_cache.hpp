@@ -38,14 +38,24 @@ public:
   /* Writes the blocks back to storage, blocking; provided by the client model. */
   using Writeback = std::function<void(const std::vector<Block*>&)>;
 
-  PageCache(const CacheParams& cp, double capacity, bool eager, Writeback wb);
+  /* `capacity`: memory the cache may use; `total_memory`: the node's memory (for pressure). */
+  PageCache(const CacheParams& cp, double capacity, double total_memory, bool eager, Writeback wb);
 
   /* Makes room for `bytes` of new dirty data: evicts clean blocks, and throttles the caller
    * (it writes back dirty data itself) while the dirty limit would be exceeded. */
   void reserve_dirty(double bytes);
   void add_dirty(int file, double offset, double bytes, bool dontcache);
-  /* True if the block is cached; moves it to the active list (a re-access). */
-  bool lookup(int file, double offset);
+  /* Shares (0-1) of [offset, offset + bytes) of each of the `threads` files of group `file` that
+   * are cached and dirty, at the model's granularity (blocks that start in the range); does not
+   * count as an access, like cachestat(2). */
+  void range_state(int file, double offset, double bytes, double threads, double& cached, double& dirty) const;
+  /* Marks the blocks that start in the range as re-accessed (moves them to the active list). */
+  void touch_range(int file, double offset, double bytes);
+  /* Memory pressure 0-100 by libhybridio's formula (memory_pressure.cc, pressure_from): the larger
+   * of dirty (and writeback) data as a share of the dirty limit and the share of memory that is
+   * not available (all cached data counts as available, as MemAvailable counts file pages).
+   * No PSI: the model has no stall accounting. */
+  uint32_t pressure() const;
   void add_clean(int file, double offset, double bytes);
   /* Writes back every dirty block of `file` and waits for those the flusher is writing. */
   void fsync(int file);
@@ -72,6 +82,7 @@ private:
 
   CacheParams cp_;
   double capacity_;
+  double total_memory_;
   bool eager_;
   Writeback wb_;
   std::map<std::pair<int, long long>, std::unique_ptr<Block>> blocks_;

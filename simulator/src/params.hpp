@@ -2,6 +2,8 @@
  * Filled from --cfg flags and description files by config.cpp; tests may fill it directly.
  * Units: bytes, bytes per second, seconds. */
 #pragma once
+#include <hybridio/policy.h>
+
 #include <string>
 #include <vector>
 
@@ -61,10 +63,19 @@ struct CacheParams {
   std::string eager       = "auto"; // auto (on for lustre, off for local) | on | off
 };
 
+/* The library's policy core decides every request (policy.hpp); its tunables and their defaults
+ * are the core's own (hio_policy_config_defaults), set per field by the policy/ flags. */
+inline hio_policy_config core_policy_defaults()
+{
+  hio_policy_config c;
+  hio_policy_config_defaults(&c);
+  return c;
+}
+
 struct PolicyParams {
   std::vector<std::string> policies = {"buffered", "direct", "dontcache", "hybrid", "async"};
-  double write_threshold = 2097152;   // hybrid: writes >= this go direct
-  double read_threshold  = 8388608;   // hybrid: reads >= this go direct
+  hio_policy_config core = core_policy_defaults(); // mode is set per simulated policy
+  bool dontcache_ok      = true;      // RWF_DONTCACHE works (library default: dontcache on)
   double async_request   = 8388608;   // async persist: direct request size
   int async_depth        = 4;         // async persist: requests in flight per writer
 };

@@ -86,6 +86,8 @@ void checkpoint_policies(const Params& p, const Platform& pf, Storage& st, Clien
         auto s = cm.write_file(hosts[i].host, hosts[i].group, hosts[i].bytes, plan.requests, pol);
         direct += s.bytes_direct;
         total += s.bytes_direct + s.bytes_buffered;
+        for (int r = 0; r < HIO_RULE_COUNT; r++)
+          res.write_rule_bytes[r] += s.bytes_by_rule[r];
         prog.add(hosts[i].bytes * hosts[i].threads);
       });
       res.write_s = res.durable_s = sg4::Engine::get_clock() - t0;
@@ -98,7 +100,9 @@ void checkpoint_policies(const Params& p, const Platform& pf, Storage& st, Clien
     prog.phase(name + " restore", plan.bytes);
     double t1 = sg4::Engine::get_clock();
     run_threads(pf, hosts, "reader", [&](size_t i) {
-      cm.read_file(hosts[i].host, hosts[i].group, hosts[i].bytes, plan.requests, pol);
+      auto s = cm.read_file(hosts[i].host, hosts[i].group, hosts[i].bytes, plan.requests, pol);
+      for (int r = 0; r < HIO_RULE_COUNT; r++)
+        res.read_rule_bytes[r] += s.bytes_by_rule[r];
       prog.add(hosts[i].bytes * hosts[i].threads);
     });
     res.restore_s = sg4::Engine::get_clock() - t1;

@@ -24,6 +24,9 @@ struct PolicyResult {
   double frac_peak  = 0; // write_gbps / storage peak write bandwidth
   double direct_share = 0; // fraction of written bytes that went direct
   double throttled_bytes = 0;
+  /* Bytes each rule of the policy core decided, checkpoint write and restore (all writers). */
+  double write_rule_bytes[HIO_RULE_COUNT] = {};
+  double read_rule_bytes[HIO_RULE_COUNT]  = {};
   TrainingResult training;
 };
 

@@ -53,33 +53,83 @@ static double split_number(const std::string& text, std::string& unit, const cha
   return v;
 }
 
-static double byte_multiplier(const std::string& unit, bool& known)
+uint64_t parse_size(const std::string& text)
+{
+  auto bad = [&](const char* why) {
+    return std::invalid_argument("expected a byte size such as 4096, 64K or 2MiB (binary units), got '" + text +
+                                 "' (" + why + ")");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+    digits++;
+  if (digits == 0)
+    throw bad("no leading digits");
+  uint64_t v = 0;
+  for (size_t i = 0; i < digits; i++) {
+    uint64_t d = static_cast<uint64_t>(text[i] - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      throw bad("too large");
+    v = v * 10 + d;
+  }
+  std::string suffix = text.substr(digits);
+  unsigned shift     = 0;
+  if (not(suffix.empty() || suffix == "B" || suffix == "b")) {
+    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        throw bad("unknown unit; use K, M, G or T, optionally followed by B or iB");
+    }
+    std::string rest = suffix.substr(1);
+    if (not(rest.empty() || rest == "B" || rest == "iB" || rest == "ib" || rest == "b"))
+      throw bad("unknown unit; use K, M, G or T, optionally followed by B or iB");
+  }
+  if (shift && v > (UINT64_MAX >> shift))
+    throw bad("too large");
+  return v << shift;
+}
+
+double parse_bytes(const std::string& text)
+{
+  return static_cast<double>(parse_size(text));
+}
+
+std::string format_size(uint64_t bytes)
+{
+  static const char units[] = {'T', 'G', 'M', 'K'};
+  for (int i = 0; i < 4; i++) {
+    unsigned shift = 40 - 10 * i;
+    if (bytes != 0 && bytes % (uint64_t{1} << shift) == 0)
+      return std::to_string(bytes >> shift) + units[i];
+  }
+  return std::to_string(bytes);
+}
+
+// Bandwidth prefixes: decimal (k, K, M, G, T, P) unless spelled binary (Ki, Mi, Gi, Ti, Pi).
+static double rate_multiplier(const std::string& prefix, bool& known)
 {
   known = true;
   static const struct {
     const char* name;
     double mult;
-  } table[] = {{"", 1},          {"B", 1},           {"k", 1024.0},       {"K", 1024.0},
-               {"KiB", 1024.0},  {"KB", 1e3},        {"kB", 1e3},         {"M", 1048576.0},
-               {"MiB", 1048576.0}, {"MB", 1e6},      {"G", 1073741824.0}, {"GiB", 1073741824.0},
-               {"GB", 1e9},      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
-               {"P", 1125899906842624.0}, {"PiB", 1125899906842624.0}, {"PB", 1e15}};
+  } table[] = {{"", 1},       {"k", 1e3},         {"K", 1e3},          {"M", 1e6},
+               {"G", 1e9},    {"T", 1e12},        {"P", 1e15},         {"Ki", 1024.0},
+               {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}};
   for (const auto& row : table)
-    if (unit == row.name)
+    if (prefix == row.name)
       return row.mult;
   known = false;
   return 0;
-}
-
-double parse_bytes(const std::string& text)
-{
-  std::string unit;
-  double v = split_number(text, unit, "a byte size such as 4096, 1MiB or 2GB");
-  bool known;
-  double m = byte_multiplier(unit, known);
-  if (not known)
-    throw std::invalid_argument("unknown size unit '" + unit + "' in '" + text + "' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
-  return v * m;
 }
 
 double parse_bandwidth(const std::string& text)
@@ -89,26 +139,19 @@ double parse_bandwidth(const std::string& text)
   if (unit.empty())
     return v;
   bool bits = false;
-  std::string base;
-  for (const char* suffix : {"Bps", "B/s"}) {
+  std::string prefix;
+  bool matched = false;
+  for (const char* suffix : {"Bps", "B/s", "bps", "b/s"}) {
     std::string s(suffix);
     if (unit.size() >= s.size() && unit.compare(unit.size() - s.size(), s.size(), s) == 0) {
-      base = unit.substr(0, unit.size() - s.size()) + "B";
+      prefix  = unit.substr(0, unit.size() - s.size());
+      bits    = s[0] == 'b';
+      matched = true;
       break;
     }
   }
-  if (base.empty()) {
-    for (const char* suffix : {"bps", "b/s"}) {
-      std::string s(suffix);
-      if (unit.size() >= s.size() && unit.compare(unit.size() - s.size(), s.size(), s) == 0) {
-        base = unit.substr(0, unit.size() - s.size()) + "B";
-        bits = true;
-        break;
-      }
-    }
-  }
   bool known = false;
-  double m = base.empty() ? 0 : byte_multiplier(base, known);
+  double m = matched ? rate_multiplier(prefix, known) : 0;
   if (not known)
     throw std::invalid_argument("unknown bandwidth unit '" + unit + "' in '" + text + "' (use MBps, GBps, GiBps, Gbps)");
   return v * m / (bits ? 8.0 : 1.0);
@@ -132,7 +175,7 @@ std::vector<double> parse_bytes_list(const std::string& text)
 {
   std::vector<double> out;
   for (const auto& item : split(text, ','))
-    out.push_back(parse_bytes(item));
+    out.push_back(parse_bytes(item)); // split() trims the blanks around each item
   if (out.empty())
     throw std::invalid_argument("expected a comma-separated list of sizes, got '" + text + "'");
   return out;

@@ -1,8 +1,9 @@
 /* analytic_test: the model against closed-form answers. One client and one disk take
  * size / bandwidth; N clients on one OST share it; a NIC slower than the disks bounds the flow;
  * direct requests pay their latency; buffered writes with end fsync pay copy then writeback;
- * a small dirty limit throttles writers; hybrid switches on size. Each test runs real SimGrid
- * in its own process (ctest runs one test per process). */
+ * a small dirty limit throttles writers; hybrid decides with libhybridio's policy core (size,
+ * stream, pressure and cache rules). Each test runs real SimGrid in its own process (ctest runs
+ * one test per process). */
 #include "simulation.hpp"
 #include "test_engine.hpp"
 
@@ -224,10 +225,68 @@ TEST(Analytic, HybridSwitchesOnRequestSize)
   p.policy.policies = {"hybrid"};
   p.workload.request       = "torchsave";
   p.workload.ts_large      = 4 * MiB;   // >= 2 MiB: direct
-  p.workload.ts_small      = 1 * MiB;   // < 2 MiB: buffered
+  p.workload.ts_small      = 512 * 1024; // below every threshold of the core, the stream's 1 MiB too: buffered
   p.workload.ts_small_frac = 0.25;
   RunResult rr = run_simulation(p);
   EXPECT_NEAR(rr.policies[0].direct_share, 0.75, 1e-9);
+  EXPECT_NEAR(rr.policies[0].write_rule_bytes[HIO_RULE_SMALL], 0.25 * GiB, 1e-6 * GiB);
+}
+
+// 1 MiB records, below the 2 MiB write threshold, go direct once they form a sequential stream
+// (the core's `sequential` rule); only the first four requests of the file are not a stream yet.
+TEST(Analytic, HybridSendsASequentialStreamDirect)
+{
+  test::make_engine();
+  Params p = base(1, 1 * GiB);
+  p.fs.kind         = "local";
+  p.policy.policies = {"hybrid"};
+  p.workload.request       = "torchsave";
+  p.workload.ts_large      = 4 * MiB;
+  p.workload.ts_small      = 1 * MiB;
+  p.workload.ts_small_frac = 0.25;
+  RunResult rr = run_simulation(p);
+  EXPECT_NEAR(rr.policies[0].direct_share, 1.0, 1e-9);
+  EXPECT_NEAR(rr.policies[0].write_rule_bytes[HIO_RULE_WRITE_SIZE], 4 * 4 * MiB, 1e-6 * GiB); // the first four
+  EXPECT_NEAR(rr.policies[0].write_rule_bytes[HIO_RULE_SEQUENTIAL], GiB - 4 * 4 * MiB, 1e-6 * GiB);
+  // Reads have no stream rule: 1 MiB and 4 MiB reads stay below the 8 MiB read threshold.
+  EXPECT_NEAR(rr.policies[0].read_rule_bytes[HIO_RULE_SMALL], GiB, 1e-6 * GiB);
+}
+
+// Memory pressure (here: 85 % of the node's memory is the application's) divides the thresholds
+// by four: 512 KiB writes, below every threshold otherwise, go direct.
+TEST(Analytic, HybridUnderMemoryPressureLowersTheThreshold)
+{
+  test::make_engine();
+  Params p = base(1, 1 * GiB);
+  p.fs.kind                = "local";
+  p.policy.policies        = {"hybrid"};
+  p.workload.request_bytes = 512 * 1024;
+  p.cluster.node_memory    = 10 * GiB;
+  p.cluster.app_memory     = 8.5 * GiB;
+  RunResult rr = run_simulation(p);
+  EXPECT_NEAR(rr.policies[0].direct_share, 1.0, 1e-9);
+  EXPECT_NEAR(rr.policies[0].write_rule_bytes[HIO_RULE_PRESSURE], GiB, 1e-6 * GiB);
+}
+
+// A hybrid read of a range the page cache holds stays buffered (the core's `read_cached` rule) and
+// runs at the copy bandwidth: 16 MiB records written through the cache (write thresholds raised),
+// restored warm; 16 MiB reads would otherwise go direct.
+TEST(Analytic, HybridReadsCachedDataFromTheCache)
+{
+  test::make_engine();
+  Params p = base(1, 2 * GiB);
+  p.fs.kind                          = "local";
+  p.fs.ost_read_bw                   = 1e9;
+  p.client.copy_bw_read              = 8e9;
+  p.workload.request_bytes           = 16 * MiB;
+  p.workload.cold_restore            = false;
+  p.policy.core.write_threshold      = 1ull << 40;
+  p.policy.core.stream_threshold     = 1ull << 40;
+  p.policy.policies                  = {"hybrid"};
+  RunResult rr = run_simulation(p);
+  EXPECT_NEAR(rr.policies[0].direct_share, 0.0, 1e-9);
+  EXPECT_NEAR(rr.policies[0].read_rule_bytes[HIO_RULE_READ_CACHED], 2 * GiB, 1e-6 * GiB);
+  EXPECT_NEAR(rr.policies[0].restore_s, 2 * GiB / 8e9, 1e-3 * 2 * GiB / 8e9);
 }
 
 TEST(Analytic, WarmRestoreReadsFromCache)
