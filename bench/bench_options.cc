@@ -4,14 +4,14 @@
 #include <cstdlib>
 
 #include "bench_engine.h"
-#include "config.h"
+#include "hybridio_internal/settings_text.h"
 
 namespace hybridio::bench {
 namespace {
 
 bool size_in(const std::string& v, uint64_t lo, uint64_t hi, uint64_t* out) {
   uint64_t n;
-  if (!hybridio::parse_size(v, &n) || n < lo || n > hi) return false;
+  if (!internal::parse_size(v, &n) || n < lo || n > hi) return false;
   *out = n;
   return true;
 }
@@ -57,7 +57,7 @@ bool parse_policy_list(const std::string& text, std::vector<hio_mode>* out) {
   while (true) {
     size_t comma = text.find(',', start);
     hio_mode m;
-    if (!hybridio::parse_mode(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start), &m))
+    if (!internal::parse_mode(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start), &m))
       return false;
     for (hio_mode seen : v)
       if (seen == m) return false;
@@ -152,7 +152,7 @@ const std::vector<OptionSpec<BenchJob>>& bench_option_table() {
       {"inject-corruption", "OFFSET", "testing: flip one byte of the first file before it is verified",
        [](J& j, const std::string& v) {
          uint64_t n;
-         if (!hybridio::parse_size(v, &n) || n > (1ULL << 50)) return false;
+         if (!internal::parse_size(v, &n) || n > (1ULL << 50)) return false;
          j.inject_corruption = static_cast<int64_t>(n);
          return true;
        },
@@ -165,12 +165,12 @@ const std::vector<OptionSpec<BenchJob>>& bench_option_table() {
 bool validate_job(const BenchJob& j, std::string* error) {
   const std::string where = "job " + j.name + ": ";
   if (j.bs > j.size) {
-    *error = where + "--bs=" + hybridio::format_size(j.bs) + " is larger than --size=" + hybridio::format_size(j.size);
+    *error = where + "--bs=" + internal::format_size(j.bs) + " is larger than --size=" + internal::format_size(j.size);
     return false;
   }
   if (j.size % j.bs != 0) {
-    *error = where + "--size must be a multiple of --bs (" + hybridio::format_size(j.size) + " is not a multiple of " +
-             hybridio::format_size(j.bs) + ")";
+    *error = where + "--size must be a multiple of --bs (" + internal::format_size(j.size) + " is not a multiple of " +
+             internal::format_size(j.bs) + ")";
     return false;
   }
   if (j.inject_corruption >= 0 && static_cast<uint64_t>(j.inject_corruption) >= j.size) {

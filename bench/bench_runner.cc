@@ -11,7 +11,8 @@
 #include <memory>
 #include <random>
 
-#include "config.h"
+#include "hybridio_internal/settings_text.h"
+#include "measure_loop.h"
 
 namespace hybridio::bench {
 namespace {
@@ -96,49 +97,22 @@ int run_bench_job(const BenchJob& j, const MachineInfo& m, Report* report) {
   uint64_t need = j.size * j.numjobs;
   if (m.free_bytes && need + (64ULL << 20) > m.free_bytes) {
     fprintf(stderr, "%s: job %s needs %s in %s, which has %s free; use a smaller --size or --numjobs\n", prog,
-            j.name.c_str(), hybridio::format_size(need).c_str(), j.filename.empty() ? j.directory.c_str() : j.filename.c_str(),
-            hybridio::format_size(m.free_bytes).c_str());
+            j.name.c_str(), internal::format_size(need).c_str(), j.filename.empty() ? j.directory.c_str() : j.filename.c_str(),
+            internal::format_size(m.free_bytes).c_str());
     return 2;
   }
   const EngineOps* engine = find_engine(j.ioengine);
   std::vector<hio_mode> policies = engine->routes_by_policy ? j.policies : std::vector<hio_mode>{HIO_MODE_BUFFERED};
 
-  // One row per policy and direction; skipped rows say why.
   std::vector<hio_op> ops;
   if (rw_reads(j.rw)) ops.push_back(HIO_OP_READ);
   if (rw_writes(j.rw)) ops.push_back(HIO_OP_WRITE);
-  size_t first_row = report->rows.size();
-  for (hio_mode p : policies)
-    for (hio_op op : ops) {
-      ResultRow row;
-      row.job = j.name;
-      row.policy = hio_mode_name(p);
-      row.engine = engine->name;
-      row.op = op;
-      row.pattern = pattern_of(j.rw);
-      row.bs_bytes = j.bs;
-      row.threads = j.numjobs;
-      if (!engine->routes_by_policy) row.notes.push_back("psync: plain calls, no library");
-      if (engine->routes_by_policy && p == HIO_MODE_DIRECT && !m.o_direct) {
-        row.status = "skipped";
-        row.reason = "the filesystem refuses O_DIRECT (" + m.o_direct_error + ")";
-      } else if (engine->routes_by_policy && p == HIO_MODE_DONTCACHE && !m.rwf_dontcache) {
-        row.status = "skipped";
-        row.reason = "RWF_DONTCACHE refused here (" + m.rwf_dontcache_error + ")";
-      } else if (engine->routes_by_policy && p == HIO_MODE_HYBRID && !m.o_direct) {
-        row.notes.push_back("no O_DIRECT here: hybrid can only choose buffered or dontcache");
-      }
-      report->rows.push_back(row);
-    }
-  auto row_of = [&](size_t pi, hio_op op) -> ResultRow& {
-    return report->rows[first_row + pi * ops.size() + (op == ops[0] ? 0 : 1)];
-  };
 
   std::vector<std::unique_ptr<PatternBuffer>> bufs;
   for (unsigned t = 0; t < j.numjobs; ++t) {
     bufs.push_back(std::make_unique<PatternBuffer>(j.bs, j.buffer_offset, key_of(j, t)));
     if (!bufs.back()->ok()) {
-      fprintf(stderr, "%s: cannot allocate a %s buffer per thread\n", prog, hybridio::format_size(j.bs).c_str());
+      fprintf(stderr, "%s: cannot allocate a %s buffer per thread\n", prog, internal::format_size(j.bs).c_str());
       return 2;
     }
   }
@@ -158,7 +132,7 @@ int run_bench_job(const BenchJob& j, const MachineInfo& m, Report* report) {
       }
       close(fd);
     }
-    fprintf(stderr, "%s: job %s: laying out %s (not timed)\n", prog, j.name.c_str(), hybridio::format_size(need).c_str());
+    fprintf(stderr, "%s: job %s: laying out %s (not timed)\n", prog, j.name.c_str(), internal::format_size(need).c_str());
     std::string err = lay_out(j, bufs);
     if (!err.empty()) {
       fprintf(stderr, "%s: job %s: cannot lay out the files: %s\n", prog, j.name.c_str(), err.c_str());
@@ -168,64 +142,66 @@ int run_bench_job(const BenchJob& j, const MachineInfo& m, Report* report) {
     if (j.inject_corruption >= 0) corrupt_byte(files[0], static_cast<uint64_t>(j.inject_corruption));
   }
 
-  uint64_t total = 0;
-  for (size_t pi = 0; pi < policies.size(); ++pi)
-    if (row_of(pi, ops[0]).status == "ok") total += need * j.repeat;
-  Progress progress(total);
-  int rc = 0;
-  for (unsigned rep = 0; rep < j.repeat && rc == 0; ++rep) {
-    for (size_t k = 0; k < policies.size() && rc == 0; ++k) {
-      size_t pi = (k + rep) % policies.size();
-      if (row_of(pi, ops[0]).status != "ok") continue;
-      hio_mode mode = policies[pi];
-      set_library_policy(mode, j.iodepth);
-      std::vector<ThreadPlan> plans;
-      for (unsigned t = 0; t < j.numjobs; ++t) {
-        ThreadPlan p;
-        p.path = file_of(j, t);
-        p.open_flags = j.rw == RwMode::kReadWrite ? O_RDWR : rw_writes(j.rw) ? O_WRONLY | O_CREAT : O_RDONLY;
-        p.units = units_for(j, t, rep);
-        p.buffer = bufs[t].get();
-        plans.push_back(std::move(p));
-      }
-      if (rw_writes(j.rw) && j.rw != RwMode::kReadWrite) prepare_for_write(j);
-      report->cold = j.drop_caches ? drop_caches(files) : "none";
-      RunConfig cfg;
-      cfg.engine = engine;
-      cfg.fsync_each = j.fsync == FsyncMode::kEach;
-      cfg.fsync_end = j.fsync == FsyncMode::kEnd;
-      cfg.runtime = j.runtime;
-      cfg.verify_reads = j.verify && rw_reads(j.rw);
-      cfg.progress = &progress;
-      progress.set_label(j.name + " " + hio_mode_name(mode));
-      RunOutcome run = run_threads(plans, cfg);
-      if (run.error.empty() && j.verify && rw_writes(j.rw)) {
+  MeasurePlan plan;
+  plan.prog = prog;
+  plan.context = "job " + j.name + ", ";
+  plan.row.job = j.name;
+  plan.row.engine = engine->name;
+  plan.row.pattern = pattern_of(j.rw);
+  plan.row.bs_bytes = j.bs;
+  plan.row.threads = j.numjobs;
+  if (!engine->routes_by_policy) plan.row.notes.push_back("psync: plain calls, no library");
+  plan.policies = policies;
+  plan.ops = ops;
+  plan.routes_by_policy = engine->routes_by_policy;
+  plan.repeat = j.repeat;
+  plan.queue_depth = j.iodepth;
+  plan.files = files;
+  plan.drop_caches = j.drop_caches;
+  plan.bytes_per_trial = need;
+  plan.make_trial = [&](hio_mode mode, unsigned rep) {
+    Phase run;
+    run.label = j.name + " " + hio_mode_name(mode);
+    for (unsigned t = 0; t < j.numjobs; ++t) {
+      ThreadPlan p;
+      p.path = file_of(j, t);
+      p.open_flags = j.rw == RwMode::kReadWrite ? O_RDWR : rw_writes(j.rw) ? O_WRONLY | O_CREAT : O_RDONLY;
+      p.units = units_for(j, t, rep);
+      p.buffer = bufs[t].get();
+      run.plans.push_back(std::move(p));
+    }
+    if (rw_writes(j.rw) && j.rw != RwMode::kReadWrite) run.before = [&] { prepare_for_write(j); };
+    run.cold = true;  // --drop-caches: before every run
+    run.config.engine = engine;
+    run.config.fsync_each = j.fsync == FsyncMode::kEach;
+    run.config.fsync_end = j.fsync == FsyncMode::kEnd;
+    run.config.runtime = j.runtime;
+    run.config.verify_reads = j.verify && rw_reads(j.rw);
+    run.record_as = ops;
+    if (j.verify && rw_writes(j.rw))
+      run.check = [&]() -> std::string {
         if (j.inject_corruption >= 0) corrupt_byte(files[0], base_of(j, 0) + static_cast<uint64_t>(j.inject_corruption));
         drop_caches(files);  // read back from the device, not from the cache the writes left
-        for (unsigned t = 0; t < j.numjobs && run.error.empty(); ++t) {
+        uint64_t done = j.runtime > 0 ? 0 : j.size;  // a run stopped by --runtime wrote a prefix only
+        for (unsigned t = 0; t < j.numjobs && done; ++t) {
           std::string why;
-          uint64_t done = j.runtime > 0 ? 0 : j.size;  // a run stopped by --runtime wrote a prefix only
-          if (done && !verify_file_range(file_of(j, t), base_of(j, t), done, j.bs, *bufs[t], &why))
-            run.error = "verify: " + why;
+          if (!verify_file_range(file_of(j, t), base_of(j, t), done, j.bs, *bufs[t], &why)) return "verify: " + why;
         }
-      }
-      for (hio_op op : ops) {
-        ResultRow& row = row_of(pi, op);
-        if (!run.error.empty()) {
-          row.status = "failed";
-          row.reason = run.error;
-        } else {
-          add_run(&row, run, op);
-        }
-      }
-      if (!run.error.empty()) {
-        progress.finish();
-        fprintf(stderr, "%s: job %s, policy %s: %s\n", prog, j.name.c_str(), hio_mode_name(mode), run.error.c_str());
-        rc = 1;
-      }
-    }
-  }
-  progress.finish();
+        return "";
+      };
+    Trial trial;
+    trial.phases.push_back(std::move(run));
+    return trial;
+  };
+  MeasureOutcome measured = measure_policies(plan, m, report);
+  const int rc = measured.status;
+  auto row_of = [&](size_t pi, hio_op op) -> ResultRow& {
+    return report->rows[measured.first_row + pi * ops.size() + (op == ops[0] ? 0 : 1)];
+  };
+  if (engine->routes_by_policy && !m.o_direct)
+    for (size_t pi = 0; pi < policies.size(); ++pi)
+      if (policies[pi] == HIO_MODE_HYBRID)
+        for (hio_op op : ops) row_of(pi, op).notes.push_back("no O_DIRECT here: hybrid can only choose buffered or dontcache");
   // What the counters say about each measured row.
   for (size_t pi = 0; pi < policies.size(); ++pi)
     for (hio_op op : ops) {
@@ -239,7 +215,7 @@ int run_bench_job(const BenchJob& j, const MachineInfo& m, Report* report) {
   if (rw_writes(j.rw) && j.fsync == FsyncMode::kNone) {
     uint64_t limit = dirty_limit_bytes(m);
     if (limit && need < limit)
-      for (size_t i = first_row; i < report->rows.size(); ++i)
+      for (size_t i = measured.first_row; i < report->rows.size(); ++i)
         if (report->rows[i].op == HIO_OP_WRITE && report->rows[i].status == "ok")
           report->rows[i].notes.push_back("no fsync and under the dirty limit: page-cache speed, not the device's");
   }

@@ -1,6 +1,6 @@
 // bench_runner.h - runs one `hybridio bench` job under each of its
 // policies, interleaved (every repeat runs every policy, each repeat
-// starting one policy later), and adds its rows to a report.
+// starting one policy later: measure_loop.h), and adds its rows to a report.
 #pragma once
 
 #include "bench_options.h"

@@ -12,9 +12,10 @@
 
 #include "checkpoint_presets.h"
 #include "bench_options.h"
-#include "config.h"
+#include "hybridio_internal/settings_text.h"
 #include "io_runner.h"
 #include "machine_info.h"
+#include "measure_loop.h"
 #include "option_table.h"
 #include "report.h"
 
@@ -39,7 +40,7 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
        [](O& o, const std::string& v) { o.preset = v; return find_preset(v) != nullptr; },
        [](const O& o) { return OptValue::str(o.preset); }},
       {"size", "SIZE", "bytes of all shards together; sets --scale (K/M/G/T suffixes)",
-       [](O& o, const std::string& v) { return hybridio::parse_size(v, &o.size) && o.size >= (1 << 20); },
+       [](O& o, const std::string& v) { return internal::parse_size(v, &o.size) && o.size >= (1 << 20); },
        [](const O& o) { return OptValue::size(static_cast<double>(o.size)); }},
       {"scale", "FRACTION", "fraction (0-1] of each full shard's records to write, instead of --size",
        [](O& o, const std::string& v) {
@@ -53,12 +54,12 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
        [](const O& o) { return OptValue::num(o.ranks); }},
       {"bs", "SIZE", "largest bytes per call; larger records take several calls",
        [](O& o, const std::string& v) {
-         return hybridio::parse_size(v, &o.block_size) && o.block_size >= 4096 && o.block_size <= (1ULL << 30) &&
+         return internal::parse_size(v, &o.block_size) && o.block_size >= 4096 && o.block_size <= (1ULL << 30) &&
                 o.block_size % 64 == 0;
        },
        [](const O& o) { return OptValue::size(static_cast<double>(o.block_size)); }},
       {"buffer-offset", "BYTES", "misalign the caller's buffer by this many bytes (0-4095)",
-       [](O& o, const std::string& v) { return hybridio::parse_size(v, &o.buffer_offset) && o.buffer_offset < 4096; },
+       [](O& o, const std::string& v) { return internal::parse_size(v, &o.buffer_offset) && o.buffer_offset < 4096; },
        [](const O& o) { return OptValue::size(static_cast<double>(o.buffer_offset)); }},
       {"policy", "LIST", "comma-separated policies, or all",
        [](O& o, const std::string& v) { return parse_policy_list(v, &o.policies); },
@@ -174,7 +175,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   for (unsigned r = 0; r < ranks; ++r) {
     bufs.push_back(std::make_unique<PatternBuffer>(call, o.buffer_offset, rank_key(r)));
     if (!bufs.back()->ok()) {
-      fprintf(stderr, "%s: cannot allocate a %s buffer per rank\n", prog, hybridio::format_size(call).c_str());
+      fprintf(stderr, "%s: cannot allocate a %s buffer per rank\n", prog, internal::format_size(call).c_str());
       return 1;
     }
   }
@@ -191,103 +192,62 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   report.machine = m;
   report.file_bytes = layout.bytes;
   report.cold = "none";
-  std::vector<size_t> write_row, read_row;
-  for (hio_mode p : o.policies) {
-    for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
-      ResultRow row;
-      row.job = "checkpoint";
-      row.policy = hio_mode_name(p);
-      row.engine = "hybridio";
-      row.op = op;
-      row.pattern = "checkpoint";
-      row.bs_bytes = call;
-      row.threads = ranks;
-      if (p == HIO_MODE_DIRECT && !m.o_direct) {
-        row.status = "skipped";
-        row.reason = "the filesystem refuses O_DIRECT (" + m.o_direct_error + ")";
-      } else if (p == HIO_MODE_DONTCACHE && !m.rwf_dontcache) {
-        row.status = "skipped";
-        row.reason = "RWF_DONTCACHE refused here (" + m.rwf_dontcache_error + ")";
-      }
-      (op == HIO_OP_WRITE ? write_row : read_row).push_back(report.rows.size());
-      report.rows.push_back(row);
-    }
-  }
-  const EngineOps* engine = find_engine("hybridio");
-  size_t measured = 0;
-  for (size_t k = 0; k < o.policies.size(); ++k) measured += report.rows[write_row[k]].status == "ok";
-  Progress progress(2 * total * measured * o.repeat);
+
+  MeasurePlan plan;
+  plan.prog = prog;
+  plan.row.job = "checkpoint";
+  plan.row.engine = "hybridio";
+  plan.row.pattern = "checkpoint";
+  plan.row.bs_bytes = call;
+  plan.row.threads = ranks;
+  plan.policies = o.policies;
+  plan.ops = {HIO_OP_WRITE, HIO_OP_READ};
+  plan.repeat = o.repeat;
+  plan.files = files;
+  plan.drop_caches = o.drop_caches;
+  plan.remove_files_after_trial = true;
   // Before every write and every restore, the same page-cache memory state
   // for every policy (io_runner.h: warm_page_cache_memory).  Without it, on
   // VMs that hand freed memory back to the host, a buffered restore reuses
   // the pages its own write filled while a policy that wrote direct pays
   // for fresh memory, and the restore comparison measures that instead.
-  std::string warm_up_error;
-  auto warm_up = [&](const char* policy) {
-    if (!o.warm_up || !warm_up_error.empty()) return;
-    progress.set_label(std::string(policy) + " warm-up");
-    std::string why = warm_page_cache_memory(o.directory, total);
-    if (!why.empty()) {
-      warm_up_error = why;
-      fprintf(stderr, "%s: page-cache memory warm-up failed, continuing without: %s\n", prog, why.c_str());
+  plan.warm_up_bytes = o.warm_up ? total : 0;
+  plan.warm_up_dir = o.directory;
+  plan.bytes_per_trial = 2 * total;
+  const EngineOps* engine = find_engine("hybridio");
+  plan.make_trial = [&](hio_mode mode, unsigned) {
+    Phase write;
+    write.label = std::string(hio_mode_name(mode)) + " write";
+    write.plans.resize(ranks);
+    for (unsigned r = 0; r < ranks; ++r) {
+      write.plans[r].path = files[r];
+      write.plans[r].open_flags = O_WRONLY | O_CREAT | O_TRUNC;
+      write.plans[r].units = units;
+      write.plans[r].buffer = bufs[r].get();
     }
+    write.config.engine = engine;
+    write.config.fsync_end = true;  // a checkpoint is written when it is durable
+    write.record_as = {HIO_OP_WRITE};
+    Phase restore = write;
+    restore.label = std::string(hio_mode_name(mode)) + " restore";
+    for (auto& p : restore.plans) {
+      p.open_flags = O_RDONLY;
+      for (IoUnit& u : p.units) u.op = HIO_OP_READ;
+    }
+    restore.config.verify_reads = o.verify;
+    restore.cold = true;
+    restore.record_as = {HIO_OP_READ};
+    Trial t;
+    t.phases.push_back(std::move(write));
+    t.phases.push_back(std::move(restore));
+    return t;
   };
-  int rc = 0;
-  // Interleave: every repeat runs every policy, and each repeat starts one
-  // policy later, so that none always follows the same neighbour (on VMs,
-  // whether page-cache memory was recently freed by the previous run
-  // changes buffered throughput a lot).
-  for (unsigned rep = 0; rep < o.repeat && rc == 0; ++rep) {
-    for (size_t k = 0; k < o.policies.size() && rc == 0; ++k) {
-      size_t pi = (k + rep) % o.policies.size();
-      ResultRow& wrow = report.rows[write_row[pi]];
-      ResultRow& rrow = report.rows[read_row[pi]];
-      if (wrow.status != "ok") continue;
-      hio_mode mode = o.policies[pi];
-      set_library_policy(mode, 0);
-      std::vector<ThreadPlan> plans(ranks);
-      for (unsigned r = 0; r < ranks; ++r) {
-        plans[r].path = files[r];
-        plans[r].open_flags = O_WRONLY | O_CREAT | O_TRUNC;
-        plans[r].units = units;
-        plans[r].buffer = bufs[r].get();
-      }
-      RunConfig cfg;
-      cfg.engine = engine;
-      cfg.fsync_end = true;  // a checkpoint is written when it is durable
-      cfg.progress = &progress;
-      warm_up(hio_mode_name(mode));
-      progress.set_label(std::string(hio_mode_name(mode)) + " write");
-      RunOutcome w = run_threads(plans, cfg);
-      RunOutcome r;
-      if (w.error.empty()) {
-        report.cold = o.drop_caches ? drop_caches(files) : "none";
-        warm_up(hio_mode_name(mode));
-        for (auto& p : plans) {
-          p.open_flags = O_RDONLY;
-          for (IoUnit& u : p.units) u.op = HIO_OP_READ;
-        }
-        cfg.verify_reads = o.verify;
-        progress.set_label(std::string(hio_mode_name(mode)) + " restore");
-        r = run_threads(plans, cfg);
-      }
-      for (const auto& f : files) unlink(f.c_str());
-      std::string err = !w.error.empty() ? w.error : r.error;
-      if (!err.empty()) {
-        progress.finish();
-        fprintf(stderr, "%s: policy %s: %s\n", prog, hio_mode_name(mode), err.c_str());
-        wrow.status = rrow.status = "failed";
-        wrow.reason = rrow.reason = err;
-        rc = 1;
-        break;
-      }
-      add_run(&wrow, w, HIO_OP_WRITE);
-      add_run(&rrow, r, HIO_OP_READ);
-    }
-  }
-  progress.finish();
-  if (!warm_up_error.empty())
-    for (auto& row : report.rows) row.notes.push_back("memory warm-up failed: " + warm_up_error);
+  MeasureOutcome measured = measure_policies(plan, m, &report);
+  const int rc = measured.status;
+  const std::string& warm_up_error = measured.warm_up_error;
+  auto row_of = [&](size_t k, hio_op op) -> const ResultRow& {
+    return report.rows[measured.first_row + 2 * k + (op == HIO_OP_WRITE ? 0 : 1)];
+  };
   if (report.cold == "fadvise")
     for (auto& row : report.rows)
       if (row.op == HIO_OP_READ) row.notes.push_back("not root: only the shards' pages dropped (fadvise)");
@@ -311,8 +271,8 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   // The headline the README's main job prints.
   double bw = 0, br = 0, hw = 0, hr = 0;
   for (size_t k = 0; k < o.policies.size(); ++k) {
-    const ResultRow& wr = report.rows[write_row[k]];
-    const ResultRow& rr = report.rows[read_row[k]];
+    const ResultRow& wr = row_of(k, HIO_OP_WRITE);
+    const ResultRow& rr = row_of(k, HIO_OP_READ);
     if (wr.runs.empty() || rr.runs.empty()) continue;
     if (o.policies[k] == HIO_MODE_BUFFERED) bw = median_gbps(wr), br = median_gbps(rr);
     if (o.policies[k] == HIO_MODE_HYBRID) hw = median_gbps(wr), hr = median_gbps(rr);

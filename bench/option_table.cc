@@ -4,13 +4,13 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "config.h"
+#include "hybridio_internal/settings_text.h"
 
 namespace hybridio::bench {
 
 std::string human_value(const OptValue& v) {
   switch (v.kind) {
-    case OptKind::kSize: return v.number < 0 ? "" : hybridio::format_size(static_cast<uint64_t>(v.number));
+    case OptKind::kSize: return v.number < 0 ? "" : internal::format_size(static_cast<uint64_t>(v.number));
     case OptKind::kNumber: {
       char b[32];
       snprintf(b, sizeof b, "%g", v.number);

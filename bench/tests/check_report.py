@@ -2,7 +2,7 @@
 """Runs a `hybridio bench` command and checks the JSON report it writes.
 
 Usage: check_report.py --schema FILE [--expect-results N] [--expect-skipped N] [--kind K]
-                       [--stdout-json] -- COMMAND...
+                       [--stdout-json | --expect-stdout REGEX] -- COMMAND...
 
 The command must exit 0 and write its report to the path given by its
 --json=PATH option (or, with --stdout-json and --json=-, to stdout, which
@@ -10,9 +10,12 @@ must then hold the JSON document and nothing else).  The report is checked
 against docs/bench.schema.json (python3-jsonschema when installed, else a
 small built-in validator for the subset the schema uses) and for sense:
 every measured result moved bytes, at a positive rate, in every run.
+With --expect-stdout, the command's stdout (the table) must also match
+REGEX (Python syntax, searched, `.` matching newlines too).
 """
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -88,6 +91,7 @@ def main():
     ap.add_argument("--expect-skipped", type=int)
     ap.add_argument("--kind")
     ap.add_argument("--stdout-json", action="store_true")
+    ap.add_argument("--expect-stdout", metavar="REGEX")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -126,6 +130,8 @@ def main():
         errors.append(f"expected {a.expect_skipped} skipped rows, got {len(doc['skipped'])}")
     if a.kind and doc.get("kind") != a.kind:
         errors.append(f"kind {doc.get('kind')}, expected {a.kind}")
+    if a.expect_stdout and not re.search(a.expect_stdout, out.stdout, re.DOTALL):
+        errors.append(f"stdout does not match {a.expect_stdout!r}")
     if a.kind == "checkpoint" and "checkpoint" not in doc:
         errors.append("no checkpoint object")
     if errors:

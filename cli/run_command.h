@@ -3,11 +3,11 @@
 // and signals, and summarises what the shim did across all its processes.
 #pragma once
 
-namespace hybridio::bench {
+namespace hybridio::cli {
 
 // argv[0] is the first argument after "run".  Returns the exit status to
 // use (the program's), or 2 on bad usage; may re-raise the program's
 // fatal signal instead of returning.
 int run_command(int argc, char** argv);
 
-}  // namespace hybridio::bench
+}  // namespace hybridio::cli

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace hybridio::bench {
+namespace hybridio::cli {
 namespace {
 
 struct Parser {
@@ -174,4 +174,4 @@ double json_number(const JsonValue& v, const std::string& dotted_path) {
   return cur->kind == JsonValue::Kind::kNumber ? cur->number : 0;
 }
 
-}  // namespace hybridio::bench
+}  // namespace hybridio::cli

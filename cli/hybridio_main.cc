@@ -3,11 +3,15 @@
 //   hybridio checkpoint [options]   write + cold restore under each policy (the main job;
 //                                   the same as `hybridio bench checkpoint`)
 //   hybridio bench [options] [JOBFILE]  fio-style jobs under each policy (docs/bench.md)
+//   hybridio calibrate DIR [options]  measure the buffered/direct crossover, write a profile
 //   hybridio run [options] -- CMD  run a program with the LD_PRELOAD shim
 //   hybridio config                 the HYBRIDIO_* settings and their defaults
 //   hybridio --help | --version
 //
-// Each command's options are declared once, in a table (option_table.h).
+// The commands of the product (run, config, calibrate) live here, in cli/;
+// checkpoint and bench are the measuring library's (bench/), which
+// calibrate also measures with.  Each command's options are declared once,
+// in a table (bench/option_table.h).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,12 +20,14 @@
 #include <vector>
 
 #include "bench_command.h"
-#include "calibrate.h"
+#include "calibrate_command.h"
 #include "checkpoint_job.h"
+#include "hybridio/hybridio.h"
+#include "hybridio_internal/settings_text.h"
 #include "run_command.h"
-#include "config.h"
 
 namespace hb = hybridio::bench;
+namespace cli = hybridio::cli;
 
 namespace {
 
@@ -53,10 +59,10 @@ int main(int argc, char** argv) {
   }
   if (cmd == "checkpoint") return hb::checkpoint_command(argc - 2, argv + 2, "hybridio checkpoint");
   if (cmd == "bench") return hb::bench_command(argc - 2, argv + 2);
-  if (cmd == "calibrate") return hybridio::bench::calibrate_command(argc - 2, argv + 2);
-  if (cmd == "run") return hb::run_command(argc - 2, argv + 2);
+  if (cmd == "calibrate") return cli::calibrate_command(argc - 2, argv + 2);
+  if (cmd == "run") return cli::run_command(argc - 2, argv + 2);
   if (cmd == "config") {
-    printf("%s", hybridio::describe_settings().c_str());
+    printf("%s", hybridio::internal::describe_settings().c_str());
     return 0;
   }
   fprintf(stderr, "hybridio: unknown command '%s'\n", cmd.c_str());

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace hybridio::bench {
+namespace hybridio::cli {
 
 struct JsonValue {
   enum class Kind { kNumber, kString, kObject, kRaw } kind = Kind::kObject;
@@ -30,4 +30,4 @@ std::string to_json(const JsonValue& v, int indent = 0);
 // The number at a dotted path ("write.direct.bytes"), or 0.
 double json_number(const JsonValue& v, const std::string& dotted_path);
 
-}  // namespace hybridio::bench
+}  // namespace hybridio::cli

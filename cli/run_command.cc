@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "hybridio_internal/settings_text.h"
 #include "json_lite.h"
 #include "option_table.h"
 
@@ -26,8 +26,12 @@
 #define HYBRIDIO_INSTALL_LIBDIR "lib"
 #endif
 
-namespace hybridio::bench {
+namespace hybridio::cli {
 namespace {
+
+using bench::OptionSpec;
+using bench::OptKind;
+using bench::OptValue;
 
 // What the command line sets.  An option not given sets nothing: the
 // program then sees the caller's own HYBRIDIO_* variables, or the
@@ -64,21 +68,21 @@ const std::vector<OptionSpec<RunSettings>>& run_option_table() {
        [](O& o, const std::string& v) {
          hio_mode mode;
          o.policy = v;
-         return parse_mode(v, &mode);
+         return internal::parse_mode(v, &mode);
        },
        [](const O& o) { return OptValue::str(o.policy.value_or("")); }},
       {"write-threshold", "SIZE", "writes at least this large go direct, e.g. 2M (HYBRIDIO_WRITE_THRESHOLD)",
        [](O& o, const std::string& v) {
          uint64_t size;
          o.write_threshold = v;
-         return parse_size(v, &size);
+         return internal::parse_size(v, &size);
        },
        [](const O& o) { return OptValue::str(o.write_threshold.value_or("")); }},
       {"read-threshold", "SIZE", "reads at least this large go direct, e.g. 8M (HYBRIDIO_READ_THRESHOLD)",
        [](O& o, const std::string& v) {
          uint64_t size;
          o.read_threshold = v;
-         return parse_size(v, &size);
+         return internal::parse_size(v, &size);
        },
        [](const O& o) { return OptValue::str(o.read_threshold.value_or("")); }},
       {"include", "LIST", "only accelerate these paths: colon-separated prefixes or globs (HYBRIDIO_INCLUDE)",
@@ -97,7 +101,7 @@ const std::vector<OptionSpec<RunSettings>>& run_option_table() {
        [](O& o, const std::string& v) { o.stats = v; return true; },
        [](const O& o) { return OptValue::str(o.stats); }, false},
       {"quiet", nullptr, "no summary on stderr",
-       [](O& o, const std::string& v) { return parse_flag(v, &o.quiet); },
+       [](O& o, const std::string& v) { return bench::parse_flag(v, &o.quiet); },
        [](const O& o) { return OptValue::yes(o.quiet); }, false},
   };
   return table;
@@ -108,7 +112,7 @@ void usage(FILE* out) {
                "Runs COMMAND with libhybridio's LD_PRELOAD shim, so that its large reads and writes\n"
                "take the direct path, and prints what happened when it exits.  Options not given\n"
                "leave the program's HYBRIDIO_* environment as it is.\n\noptions:\n");
-  print_option_help(out, run_option_table(), RunSettings{});
+  bench::print_option_help(out, run_option_table(), RunSettings{});
 }
 
 std::string dir_of(const std::string& path) {
@@ -202,7 +206,7 @@ int run_command(int argc, char** argv) {
   RunSettings o;
   std::string error;
   int i = 0;
-  int st = parse_leading_options(run_option_table(), argc, argv, &o, &i, &error);
+  int st = bench::parse_leading_options(run_option_table(), argc, argv, &o, &i, &error);
   if (st == 1) {
     usage(stdout);
     return 0;
@@ -262,7 +266,7 @@ int run_command(int argc, char** argv) {
   rmdir(stats_dir.c_str());
   std::string what = WIFEXITED(status) ? std::string(argv[i]) + " exited with status " + std::to_string(WEXITSTATUS(status))
                                        : std::string(argv[i]) + " was killed by signal " + std::to_string(WTERMSIG(status));
-  if (!o.quiet) summarise(total, processes, seconds, what, echo_settings_line(run_option_table(), o, true));
+  if (!o.quiet) summarise(total, processes, seconds, what, bench::echo_settings_line(run_option_table(), o, true));
   if (!o.stats.empty()) {
     total.members["schema"] = JsonValue{JsonValue::Kind::kString, 0, "hybridio-run/1", {}};
     total.members["processes"] = JsonValue{JsonValue::Kind::kNumber, static_cast<double>(processes), "", {}};
@@ -283,4 +287,4 @@ int run_command(int argc, char** argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-}  // namespace hybridio::bench
+}  // namespace hybridio::cli

@@ -1,0 +1,16 @@
+// settings_text.cc - see hybridio_internal/settings_text.h.
+#include "hybridio_internal/settings_text.h"
+
+#include "config.h"
+
+namespace hybridio::internal {
+
+bool parse_size(const std::string& text, uint64_t* out) { return hybridio::parse_size(text, out); }
+
+std::string format_size(uint64_t bytes) { return hybridio::format_size(bytes); }
+
+bool parse_mode(const std::string& text, hio_mode* out) { return hybridio::parse_mode(text, out); }
+
+std::string describe_settings() { return hybridio::describe_settings(); }
+
+}  // namespace hybridio::internal
