@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hybridio/policy.h"
+
 namespace hybridio {
 namespace {
 
@@ -67,16 +69,9 @@ std::atomic<uint32_t> g_pressure{0};
 }  // namespace
 
 uint32_t pressure_from(const MeminfoSample& m, uint32_t dirty_ratio, double psi_some10) {
-  uint32_t result = 0;
-  if (m.total_kb > 0) {
-    uint64_t dirty_limit = m.dirty_limit_kb ? m.dirty_limit_kb : m.available_kb * dirty_ratio / 100;
-    uint64_t in_flight = m.dirty_kb + m.writeback_kb;
-    uint64_t dirty_share = dirty_limit ? in_flight * 100 / dirty_limit : 100;
-    uint64_t used_share = 100 - (m.available_kb >= m.total_kb ? 100 : m.available_kb * 100 / m.total_kb);
-    result = static_cast<uint32_t>(dirty_share > used_share ? dirty_share : used_share);
-  }
-  if (psi_some10 > result) result = static_cast<uint32_t>(psi_some10);
-  return result > 100 ? 100 : result;
+  const uint64_t dirty_limit = m.dirty_limit_kb ? m.dirty_limit_kb : m.available_kb * dirty_ratio / 100;
+  const unsigned stall = psi_some10 > 0 ? static_cast<unsigned>(psi_some10 < 100 ? psi_some10 : 100) : 0;
+  return hio_policy_pressure(m.total_kb, m.available_kb, m.dirty_kb + m.writeback_kb, dirty_limit, stall);
 }
 
 uint32_t memory_pressure(uint32_t max_age_ms) {

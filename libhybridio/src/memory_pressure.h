@@ -20,7 +20,8 @@ struct MeminfoSample {
   uint64_t dirty_limit_kb = 0;  // vm.dirty_bytes when set (it replaces vm.dirty_ratio), else 0
 };
 
-// Computes the pressure from a sample; `dirty_ratio` in percent, psi_some10 in percent or < 0.
+// The pressure of a sample (hio_policy_pressure()); `dirty_ratio` in
+// percent, psi_some10 in percent or < 0 when unknown.
 uint32_t pressure_from(const MeminfoSample& m, uint32_t dirty_ratio, double psi_some10);
 
 // The current pressure, re-sampled at most every `max_age_ms` milliseconds.

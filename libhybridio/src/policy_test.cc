@@ -299,3 +299,27 @@ TEST(PolicySmallestOffcache, NothingSmallerLeavesThePageCache) {
     }
   }
 }
+
+// hio_policy_pressure(), row by row: each share alone, the larger wins, a
+// stall raises it, 100 caps it.
+TEST(PolicyPressure, TheLargerShareOrTheStall) {
+  struct Row {
+    const char* what;
+    hio_u64 total, available, in_flight, dirty_limit;
+    unsigned stall, expected;
+  };
+  const Row rows[] = {
+      {"idle machine", 1000, 1000, 0, 200, 0, 0},
+      {"half the dirty limit in flight", 1000, 1000, 100, 200, 0, 50},
+      {"a quarter of memory not available", 1000, 750, 0, 200, 0, 25},
+      {"the larger share wins", 1000, 750, 100, 200, 0, 50},
+      {"a stall raises it", 1000, 1000, 0, 200, 60, 60},
+      {"a smaller stall does not lower it", 1000, 1000, 100, 200, 10, 50},
+      {"no dirty limit: full", 1000, 1000, 0, 0, 0, 100},
+      {"over the dirty limit: capped", 1000, 1000, 500, 200, 0, 100},
+      {"no memory figure: only the stall", 0, 0, 100, 200, 7, 7},
+      {"more available than total", 1000, 2000, 0, 200, 0, 0},
+  };
+  for (const Row& r : rows)
+    EXPECT_EQ(hio_policy_pressure(r.total, r.available, r.in_flight, r.dirty_limit, r.stall), r.expected) << r.what;
+}

@@ -1,5 +1,6 @@
 /* page_cache: WRENCH-style page cache of one node (see page_cache.hpp). */
 #include "page_cache.hpp"
+#include "hybridio/policy.h"
 
 #include <xbt/log.h>
 
@@ -215,10 +216,10 @@ void PageCache::touch_range(int file, double offset, double bytes)
 
 uint32_t PageCache::pressure() const
 {
-  double limit      = cp_.dirty_ratio * capacity_;
-  double dirty_share = limit > 0 ? std::floor(dirty_ * 100 / limit) : 100;
-  double used_share  = total_memory_ > 0 ? 100 - std::floor(std::min(capacity_, total_memory_) * 100 / total_memory_) : 0;
-  return static_cast<uint32_t>(std::clamp(std::max(dirty_share, used_share), 0.0, 100.0));
+  // The library's formula, in KiB: what the cache may use stands for MemAvailable.
+  auto kib = [](double bytes) { return static_cast<hio_u64>(std::max(bytes, 0.0) / 1024); };
+  return hio_policy_pressure(kib(total_memory_), kib(std::min(capacity_, total_memory_)), kib(dirty_),
+                             kib(cp_.dirty_ratio * capacity_), 0);
 }
 
 void PageCache::add_clean(int file, double offset, double bytes)

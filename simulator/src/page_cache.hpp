@@ -51,7 +51,7 @@ public:
   void range_state(int file, double offset, double bytes, double threads, double& cached, double& dirty) const;
   /* Marks the blocks that start in the range as re-accessed (moves them to the active list). */
   void touch_range(int file, double offset, double bytes);
-  /* Memory pressure 0-100 by libhybridio's formula (memory_pressure.cc, pressure_from): the larger
+  /* Memory pressure 0-100 by the policy core's formula (hio_policy_pressure() in policy.h): the larger
    * of dirty (and writeback) data as a share of the dirty limit and the share of memory that is
    * not available (all cached data counts as available, as MemAvailable counts file pages).
    * No PSI: the model has no stall accounting. */

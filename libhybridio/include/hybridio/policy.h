@@ -409,6 +409,31 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 }
 
 /*
+ * Memory pressure, 0 (idle) to 100 (writers throttled): the `pressure`
+ * input of hio_policy_decide().  The larger of dirty + writeback memory as
+ * a share of the dirty limit (100 when there is no limit) and the share of
+ * memory that is not available, raised to a memory stall percentage where
+ * one is known (PSI "some avg10"; else 0).  Sizes in KiB.  The library
+ * computes it from /proc/meminfo and the simulator from its page-cache
+ * model, both with this function.
+ */
+static inline unsigned hio_policy_pressure(hio_u64 total_kb, hio_u64 available_kb, hio_u64 in_flight_kb,
+					   hio_u64 dirty_limit_kb, unsigned stall_percent)
+{
+	hio_u64 result = 0, used_share;
+
+	if (total_kb) {
+		result = dirty_limit_kb ? in_flight_kb * 100 / dirty_limit_kb : 100;
+		used_share = 100 - (available_kb >= total_kb ? 100 : available_kb * 100 / total_kb);
+		if (used_share > result)
+			result = used_share;
+	}
+	if (stall_percent > result)
+		result = stall_percent;
+	return result > 100 ? 100u : (unsigned)result;
+}
+
+/*
  * The smallest request of `op` that hio_policy_decide() could send anywhere
  * but the page cache under configuration *c, whatever the request's other
  * facts (pressure, contention, sync flags, streams, alignment): callers
