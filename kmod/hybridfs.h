@@ -137,13 +137,30 @@ static inline struct user_namespace *hfs_lower_userns(const struct super_block *
 extern struct kmem_cache *hfs_dentry_cachep;
 extern struct kmem_cache *hfs_file_cachep;
 
-/* The size tunables (policy.h fields), one table for every interface. */
+/*
+ * The size tunables: hio_policy_config fields of the same name, declared
+ * once here with their module parameter description.  The list makes the
+ * named indices below, hfs_size_tunables[] (mount options, /proc/mounts),
+ * the module parameters (super.c) and the per-mount sysfs files (sysfs.c).
+ */
+#define HFS_SIZE_TUNABLES(X)						\
+	X(write_threshold, "default size from which writes go direct (K/M/G)") \
+	X(read_threshold, "default size from which uncached reads go direct") \
+	X(sync_write_threshold, "default write threshold for O_SYNC/O_DSYNC writes") \
+	X(stream_threshold, "default write threshold in long sequential write streams")
+
+#define HFS_SIZE_TUNABLE_INDEX(name, desc) HFS_TUNABLE_##name,
+enum hfs_size_tunable_index {
+	HFS_SIZE_TUNABLES(HFS_SIZE_TUNABLE_INDEX)
+	HFS_NR_SIZE_TUNABLES
+};
+#undef HFS_SIZE_TUNABLE_INDEX
+
 struct hfs_size_tunable {
 	const char *name;
 	size_t offset; /* of a hio_u64 in struct hio_policy_config */
 };
 
-#define HFS_NR_SIZE_TUNABLES 4
 extern const struct hfs_size_tunable hfs_size_tunables[HFS_NR_SIZE_TUNABLES];
 
 static inline u64 *hfs_cfg_size(struct hio_policy_config *cfg, int i)

@@ -194,14 +194,18 @@ out:
 	return err;
 }
 
-static int hfs_unlink(struct inode *dir, struct dentry *dentry)
+/* unlink and rmdir: remove the lower entry, then refresh and forget ours. */
+static int hfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 {
 	struct inode *inode = d_inode(dentry);
 	struct path lower;
 	int err;
 
 	hfs_get_lower_path(dentry, &lower);
-	err = hfs_lower_unlink(dir->i_sb, lower.dentry);
+	if (is_dir)
+		err = hfs_lower_rmdir(dir->i_sb, lower.dentry);
+	else
+		err = hfs_lower_unlink(dir->i_sb, lower.dentry);
 	if (err)
 		goto out;
 	hfs_copy_attr(dir);
@@ -213,22 +217,14 @@ out:
 	return err;
 }
 
+static int hfs_unlink(struct inode *dir, struct dentry *dentry)
+{
+	return hfs_remove(dir, dentry, false);
+}
+
 static int hfs_rmdir(struct inode *dir, struct dentry *dentry)
 {
-	struct inode *inode = d_inode(dentry);
-	struct path lower;
-	int err;
-
-	hfs_get_lower_path(dentry, &lower);
-	err = hfs_lower_rmdir(dir->i_sb, lower.dentry);
-	if (err)
-		goto out;
-	hfs_copy_attr(dir);
-	hfs_copy_attr(inode);
-	d_drop(dentry);
-out:
-	path_put(&lower);
-	return err;
+	return hfs_remove(dir, dentry, true);
 }
 
 static int hfs_rename(struct user_namespace *userns, struct inode *old_dir,

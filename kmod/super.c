@@ -5,9 +5,9 @@
  *   mount -t hybridfs [-o policy=hybrid|buffered|direct,write_threshold=2M,...]
  *         /lower/dir /mnt/point
  *
- * Tunables are declared once, in hfs_size_tunables[] (plus the policy),
- * and that table drives mount option parsing, /proc/mounts, the module
- * parameters (defaults for new mounts) and the per-mount sysfs files.
+ * Tunables are declared once, in HFS_SIZE_TUNABLES() (hybridfs.h; plus the
+ * policy), and that list drives mount option parsing, /proc/mounts, the
+ * module parameters (defaults for new mounts) and the per-mount sysfs files.
  */
 #include <linux/ctype.h>
 #include <linux/fs.h>
@@ -27,12 +27,15 @@ struct kmem_cache *hfs_dentry_cachep;
 struct kmem_cache *hfs_file_cachep;
 static struct kmem_cache *hfs_inode_cachep;
 
+#define HFS_SIZE_TUNABLE_ROW(_name, _desc)				\
+	[HFS_TUNABLE_##_name] = {					\
+		.name = #_name,						\
+		.offset = offsetof(struct hio_policy_config, _name),	\
+	},
 const struct hfs_size_tunable hfs_size_tunables[HFS_NR_SIZE_TUNABLES] = {
-	{ "write_threshold", offsetof(struct hio_policy_config, write_threshold) },
-	{ "read_threshold", offsetof(struct hio_policy_config, read_threshold) },
-	{ "sync_write_threshold", offsetof(struct hio_policy_config, sync_write_threshold) },
-	{ "stream_threshold", offsetof(struct hio_policy_config, stream_threshold) },
+	HFS_SIZE_TUNABLES(HFS_SIZE_TUNABLE_ROW)
 };
+#undef HFS_SIZE_TUNABLE_ROW
 
 /* Parse "123", "64K", "2M", "1G" (memparse suffixes). */
 int hfs_parse_size(const char *s, u64 *out)
@@ -143,14 +146,12 @@ static const struct kernel_param_ops hfs_policy_param_ops = {
 
 module_param_cb(policy, &hfs_policy_param_ops, NULL, 0644);
 MODULE_PARM_DESC(policy, "default policy of new mounts: hybrid, buffered or direct");
-module_param_cb(write_threshold, &hfs_size_param_ops, &hfs_mod_size[0], 0644);
-MODULE_PARM_DESC(write_threshold, "default size from which writes go direct (K/M/G)");
-module_param_cb(read_threshold, &hfs_size_param_ops, &hfs_mod_size[1], 0644);
-MODULE_PARM_DESC(read_threshold, "default size from which uncached reads go direct");
-module_param_cb(sync_write_threshold, &hfs_size_param_ops, &hfs_mod_size[2], 0644);
-MODULE_PARM_DESC(sync_write_threshold, "default write threshold for O_SYNC/O_DSYNC writes");
-module_param_cb(stream_threshold, &hfs_size_param_ops, &hfs_mod_size[3], 0644);
-MODULE_PARM_DESC(stream_threshold, "default write threshold in long sequential write streams");
+#define HFS_SIZE_PARAM(_name, _desc)					\
+	module_param_cb(_name, &hfs_size_param_ops,			\
+			&hfs_mod_size[HFS_TUNABLE_##_name], 0644);	\
+	MODULE_PARM_DESC(_name, _desc);
+HFS_SIZE_TUNABLES(HFS_SIZE_PARAM)
+#undef HFS_SIZE_PARAM
 
 /* Mount options. */
 struct hfs_fs_context {

@@ -48,7 +48,7 @@ struct hfs_attr {
 	ssize_t (*show)(struct hfs_sb_info *sbi, const struct hfs_attr *a, char *buf);
 	ssize_t (*store)(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 			 const char *buf, size_t len);
-	int index; /* into hfs_size_tunables[] */
+	enum hfs_size_tunable_index index; /* size tunables only */
 };
 
 static ssize_t hfs_stats_show(struct hfs_sb_info *sbi, const struct hfs_attr *a, char *buf)
@@ -148,23 +148,24 @@ static ssize_t hfs_lower_show(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 HFS_ATTR(stats, 0444, hfs_stats_show, NULL, 0);
 HFS_ATTR(reset_stats, 0200, NULL, hfs_reset_store, 0);
 HFS_ATTR(policy, 0644, hfs_policy_show, hfs_policy_store, 0);
-HFS_ATTR(write_threshold, 0644, hfs_size_show, hfs_size_store, 0);
-HFS_ATTR(read_threshold, 0644, hfs_size_show, hfs_size_store, 1);
-HFS_ATTR(sync_write_threshold, 0644, hfs_size_show, hfs_size_store, 2);
-HFS_ATTR(stream_threshold, 0644, hfs_size_show, hfs_size_store, 3);
 HFS_ATTR(lower, 0444, hfs_lower_show, NULL, 0);
+
+#define HFS_SIZE_ATTR(_name, _desc) \
+	HFS_ATTR(_name, 0644, hfs_size_show, hfs_size_store, HFS_TUNABLE_##_name);
+HFS_SIZE_TUNABLES(HFS_SIZE_ATTR)
+#undef HFS_SIZE_ATTR
+
+#define HFS_SIZE_ATTR_ENTRY(_name, _desc) &hfs_attr_##_name.attr,
 
 static struct attribute *hfs_attrs[] = {
 	&hfs_attr_stats.attr,
 	&hfs_attr_reset_stats.attr,
 	&hfs_attr_policy.attr,
-	&hfs_attr_write_threshold.attr,
-	&hfs_attr_read_threshold.attr,
-	&hfs_attr_sync_write_threshold.attr,
-	&hfs_attr_stream_threshold.attr,
+	HFS_SIZE_TUNABLES(HFS_SIZE_ATTR_ENTRY)
 	&hfs_attr_lower.attr,
 	NULL,
 };
+#undef HFS_SIZE_ATTR_ENTRY
 ATTRIBUTE_GROUPS(hfs);
 
 static ssize_t hfs_attr_show(struct kobject *kobj, struct attribute *attr, char *buf)

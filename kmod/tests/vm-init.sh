@@ -63,6 +63,21 @@ check mount-options-shown "options not in /proc/mounts" \
 ID=$($T devid /mnt/h)
 check sysfs-dir "no /sys/fs/hybridfs/$ID" test -r /sys/fs/hybridfs/$ID/stats
 check sysfs-lower "lower not /lower/data" sh -c "test \"\$(cat /sys/fs/hybridfs/$ID/lower)\" = /lower/data"
+# Every size tunable (HFS_SIZE_TUNABLES in hybridfs.h) under its own name:
+# the module parameters show the four different defaults, the sysfs files
+# the mount's values, and a write reaches that one tunable and no other.
+P=/sys/module/hybridfs/parameters
+check module-param-sizes "a size parameter is missing or shows another's default" sh -c "
+	test \$(cat $P/write_threshold) = 2097152 && test \$(cat $P/read_threshold) = 8388608 &&
+	test \$(cat $P/sync_write_threshold) = 262144 && test \$(cat $P/stream_threshold) = 1048576"
+F=/sys/fs/hybridfs/$ID
+check sysfs-size-tunables "a size tunable file is missing or shows another's value" sh -c "
+	test \$(cat $F/write_threshold) = 262144 && test \$(cat $F/read_threshold) = 524288 &&
+	test \$(cat $F/sync_write_threshold) = 262144 && test \$(cat $F/stream_threshold) = 1048576"
+check sysfs-size-store "a write did not reach exactly its tunable" sh -c "
+	echo 4M > $F/sync_write_threshold && test \$(cat $F/sync_write_threshold) = 4194304 &&
+	test \$(cat $F/write_threshold) = 262144 && grep -q 'sync_write_threshold=4194304' /proc/mounts &&
+	echo 256K > $F/sync_write_threshold"
 $T fsops /mnt/h /lower/data
 $T integrity /mnt/h /lower/data $OPS 1
 S=/sys/fs/hybridfs/$ID/stats

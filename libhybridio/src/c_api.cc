@@ -1,9 +1,11 @@
-// c_api.cc - the C API (hybridio/hybridio.h) over the engine's File.
+// c_api.cc - the C API (hybridio/hybridio.h) over the engine's File, its
+// settings and the process-wide Runtime.
 #include <cerrno>
 
 #include "file.h"
 #include "hybridio/hybridio.h"
 #include "runtime.h"
+#include "uring_engine.h"
 
 using hybridio::File;
 using hybridio::Runtime;
@@ -93,6 +95,14 @@ void hio_stats_reset(void) { Runtime::get().stats().reset(); }
 
 int hio_stats_write_json(const char* path) {
   return path ? Runtime::get().write_stats(path) : -EINVAL;
+}
+
+void hio_engine_get(struct hio_engine_config* out) {
+  if (out) *out = hybridio::engine_settings();
+}
+
+void hio_engine_set(const struct hio_engine_config* cfg) {
+  if (cfg) hybridio::set_engine_settings(*cfg);
 }
 
 void hio_policy_get(struct hio_policy_config* out) {

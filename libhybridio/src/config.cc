@@ -1,42 +1,181 @@
-// config.cc - see config.h.  Every setting is declared once in kSettings,
-// which drives the environment, the config file and the help text.
+// config.cc - see config.h.  Every setting is one row of kSettings; the
+// functions below read the rows and know nothing of any particular key.
 #include "config.h"
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace hybridio {
 namespace {
 
-enum class Kind { kSize, kPercent, kMode, kPath, kLogLevel, kBool, kDepth };
+using Kind = SettingKind;
+
+// The C++ type of the Config member that holds a setting.
+enum class Storage { kU32, kU64, kBool, kSwitch, kMode, kLogLevel, kString };
+
+template <typename T>
+struct StorageOf;  // left undefined: a member of any other type does not compile
+template <> struct StorageOf<uint32_t> { static constexpr Storage value = Storage::kU32; };
+template <> struct StorageOf<uint64_t> { static constexpr Storage value = Storage::kU64; };
+template <> struct StorageOf<bool> { static constexpr Storage value = Storage::kBool; };
+template <> struct StorageOf<int> { static constexpr Storage value = Storage::kSwitch; };  // a C API on/off
+template <> struct StorageOf<hio_mode> { static constexpr Storage value = Storage::kMode; };
+template <> struct StorageOf<LogLevel> { static constexpr Storage value = Storage::kLogLevel; };
+template <> struct StorageOf<std::string> { static constexpr Storage value = Storage::kString; };
+
+// Where a setting lives: the member's type and its address in a Config.
+// (A member pointer cannot name policy.write_threshold, and offsetof is not
+// defined for Config, which holds strings.)
+struct Field {
+  Storage storage;
+  void* (*at)(Config& c);
+};
+
+// The Config member `member` (e.g. policy.write_threshold) as a Field.
+#define CONFIG_FIELD(member)                                                  \
+  Field {                                                                     \
+    StorageOf<decltype(std::declval<Config&>().member)>::value,               \
+        [](Config& c) -> void* { return &c.member; }                          \
+  }
+
+struct Limits {
+  uint64_t min;
+  uint64_t max;
+  bool pow2;    // the value must be a power of two
+  uint64_t on;  // kSizeOrOff: the size that "on" stands for
+};
+
+constexpr uint64_t kK = 1ULL << 10, kM = 1ULL << 20, kG = 1ULL << 30;
+constexpr Limits none() { return {0, UINT64_MAX, false, 0}; }
+constexpr Limits at_least(uint64_t min) { return {min, UINT64_MAX, false, 0}; }
+constexpr Limits from_to(uint64_t min, uint64_t max) { return {min, max, false, 0}; }
+constexpr Limits power_of_two(uint64_t min, uint64_t max) { return {min, max, true, 0}; }
+constexpr Limits at_most_or_on(uint64_t max, uint64_t on) { return {0, max, false, on}; }
 
 struct Setting {
   const char* key;  // config-file key; the variable is HYBRIDIO_<KEY upper>
   Kind kind;
+  Field field;
+  Limits limits;
   const char* help;
-  // Applies a parsed value; false if the value is out of range for this setting.
-  bool (*apply)(Config& c, const std::string& text);
 };
 
-bool set_size(uint64_t* field, const std::string& text, uint64_t min) {
-  uint64_t v;
-  if (!parse_size(text, &v) || v < min) return false;
-  *field = v;
-  return true;
+// The settings, in the order of the help text.  Defaults are not repeated
+// here: they are the structs' own (config.h), read back through `field`.
+constexpr Setting kSettings[] = {
+    {"policy", Kind::kMode, CONFIG_FIELD(policy.mode), none(), "routing policy"},
+    {"write_threshold", Kind::kSize, CONFIG_FIELD(policy.write_threshold), at_least(1),
+     "hybrid: writes of at least this size go direct"},
+    {"read_threshold", Kind::kSize, CONFIG_FIELD(policy.read_threshold), at_least(1),
+     "hybrid: reads of at least this size go direct"},
+    {"sync_write_threshold", Kind::kSize, CONFIG_FIELD(policy.sync_write_threshold), at_least(1),
+     "hybrid: O_SYNC/O_DSYNC writes of at least this size go direct"},
+    {"stream_threshold", Kind::kSize, CONFIG_FIELD(policy.stream_threshold), at_least(1),
+     "hybrid: writes of a sequential stream of at least this size go direct"},
+    {"dontcache_threshold", Kind::kSize, CONFIG_FIELD(policy.dontcache_threshold), at_least(1),
+     "hybrid: undirectable requests of at least this size go uncached"},
+    {"pressure_high", Kind::kInteger, CONFIG_FIELD(policy.pressure_high), from_to(0, 100),
+     "memory pressure that lowers the thresholds"},
+    {"cached_percent", Kind::kInteger, CONFIG_FIELD(policy.cached_percent), from_to(0, 100),
+     "reads stay buffered when this much of the range is cached"},
+    {"dirty_percent", Kind::kInteger, CONFIG_FIELD(policy.dirty_percent), from_to(0, 100),
+     "writes stay buffered when this much of the range is dirty"},
+    {"min_body_percent", Kind::kInteger, CONFIG_FIELD(policy.min_body_percent), from_to(0, 100),
+     "a split must leave this much of the request direct"},
+    {"bounce_size", Kind::kSize, CONFIG_FIELD(bounce_size), power_of_two(64 * kK, UINT64_MAX),
+     "bounce buffer chunk"},
+    {"queue_depth", Kind::kInteger, CONFIG_FIELD(engine.queue_depth), from_to(1, 256),
+     "chunks of one large direct request in flight together (io_uring)"},
+    {"chunk_size", Kind::kSize, CONFIG_FIELD(engine.chunk_size), power_of_two(64 * kK, 64 * kM),
+     "bytes per chunk of a parallel direct request"},
+    {"uring", Kind::kBool, CONFIG_FIELD(engine.uring), none(),
+     "submit direct chunks through io_uring (off: synchronously)"},
+    {"write_behind", Kind::kBool, CONFIG_FIELD(engine.write_behind), none(),
+     "direct writes return once staged; errors are reported at the next fsync or close"},
+    {"write_behind_limit", Kind::kSize, CONFIG_FIELD(engine.write_behind_limit), at_least(1 * kM),
+     "staging memory for write-behind, per process"},
+    {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 32 * kM),
+     "bytes read ahead of a sequential direct read stream; only for files nobody writes meanwhile"},
+    {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
+    {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},
+    {"trace", Kind::kPath, CONFIG_FIELD(trace_path), none(), "write one line per decision to this file"},
+    {"log", Kind::kLogLevel, CONFIG_FIELD(log_level), none(), "diagnostics on stderr"},
+};
+
+#undef CONFIG_FIELD
+
+constexpr bool is_number(Kind kind) {
+  return kind == Kind::kSize || kind == Kind::kSizeOrOff || kind == Kind::kInteger || kind == Kind::kBool;
 }
 
-bool set_percent(uint32_t* field, const std::string& text) {
-  uint64_t v;
-  if (!parse_size(text, &v) || v > 100 || text.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  *field = static_cast<uint32_t>(v);
+constexpr bool fits(Kind kind, Storage storage) {
+  switch (kind) {
+    case Kind::kSize:
+    case Kind::kSizeOrOff: return storage == Storage::kU64;
+    case Kind::kInteger: return storage == Storage::kU32;
+    case Kind::kBool: return storage == Storage::kBool || storage == Storage::kSwitch;
+    case Kind::kMode: return storage == Storage::kMode;
+    case Kind::kLogLevel: return storage == Storage::kLogLevel;
+    case Kind::kPath: return storage == Storage::kString;
+  }
+  return false;
+}
+
+constexpr bool every_row_is_consistent() {
+  for (const Setting& s : kSettings) {
+    const Limits& l = s.limits;
+    if (!fits(s.kind, s.field.storage) || l.min > l.max) return false;
+    if (s.kind == Kind::kInteger && l.max > UINT32_MAX) return false;
+    if (s.kind == Kind::kSizeOrOff && (l.on == 0 || l.on > l.max)) return false;
+  }
   return true;
 }
+static_assert(every_row_is_consistent(), "a setting's kind or limits do not fit its Config member");
+
+constexpr hio_mode kModes[] = {HIO_MODE_HYBRID, HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE};
+constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
+
+const Setting* find_setting(const std::string& key) {
+  for (const Setting& s : kSettings)
+    if (key == s.key) return &s;
+  return nullptr;
+}
+
+const void* field_of(const Setting& s, const Config& c) {
+  return s.field.at(const_cast<Config&>(c));  // the accessor only takes the address
+}
+
+// A number-like setting (kinds for which is_number() holds) as a number.
+uint64_t load_number(const Setting& s, const Config& c) {
+  const void* p = field_of(s, c);
+  switch (s.field.storage) {
+    case Storage::kU32: return *static_cast<const uint32_t*>(p);
+    case Storage::kU64: return *static_cast<const uint64_t*>(p);
+    case Storage::kBool: return *static_cast<const bool*>(p);
+    case Storage::kSwitch: return *static_cast<const int*>(p) != 0;
+    default: return 0;
+  }
+}
+
+void store_number(const Setting& s, Config& c, uint64_t v) {
+  void* p = s.field.at(c);
+  switch (s.field.storage) {
+    case Storage::kU32: *static_cast<uint32_t*>(p) = static_cast<uint32_t>(v); break;
+    case Storage::kU64: *static_cast<uint64_t*>(p) = v; break;
+    case Storage::kBool: *static_cast<bool*>(p) = v != 0; break;
+    case Storage::kSwitch: *static_cast<int*>(p) = v != 0; break;
+    default: break;
+  }
+}
+
+bool within(const Limits& l, uint64_t v) { return v >= l.min && v <= l.max && (!l.pow2 || hio_is_pow2(v)); }
 
 bool parse_bool(const std::string& t, bool* out) {
   if (t == "1" || strcasecmp(t.c_str(), "on") == 0 || strcasecmp(t.c_str(), "yes") == 0 ||
@@ -52,84 +191,103 @@ bool parse_bool(const std::string& t, bool* out) {
   return false;
 }
 
-const Setting kSettings[] = {
-    {"policy", Kind::kMode, "routing policy",
-     [](Config& c, const std::string& t) { return parse_mode(t, &c.policy.mode); }},
-    {"write_threshold", Kind::kSize, "hybrid: writes of at least this size go direct",
-     [](Config& c, const std::string& t) { return set_size(&c.policy.write_threshold, t, 1); }},
-    {"read_threshold", Kind::kSize, "hybrid: reads of at least this size go direct",
-     [](Config& c, const std::string& t) { return set_size(&c.policy.read_threshold, t, 1); }},
-    {"sync_write_threshold", Kind::kSize, "hybrid: O_SYNC/O_DSYNC writes of at least this size go direct",
-     [](Config& c, const std::string& t) { return set_size(&c.policy.sync_write_threshold, t, 1); }},
-    {"stream_threshold", Kind::kSize, "hybrid: writes of a sequential stream of at least this size go direct",
-     [](Config& c, const std::string& t) { return set_size(&c.policy.stream_threshold, t, 1); }},
-    {"dontcache_threshold", Kind::kSize, "hybrid: undirectable requests of at least this size go uncached",
-     [](Config& c, const std::string& t) { return set_size(&c.policy.dontcache_threshold, t, 1); }},
-    {"pressure_high", Kind::kPercent, "memory pressure (0-100) that lowers the thresholds",
-     [](Config& c, const std::string& t) { return set_percent(&c.policy.pressure_high, t); }},
-    {"cached_percent", Kind::kPercent, "reads stay buffered when this much of the range is cached",
-     [](Config& c, const std::string& t) { return set_percent(&c.policy.cached_percent, t); }},
-    {"dirty_percent", Kind::kPercent, "writes stay buffered when this much of the range is dirty",
-     [](Config& c, const std::string& t) { return set_percent(&c.policy.dirty_percent, t); }},
-    {"min_body_percent", Kind::kPercent, "a split must leave this much of the request direct",
-     [](Config& c, const std::string& t) { return set_percent(&c.policy.min_body_percent, t); }},
-    {"bounce_size", Kind::kSize, "bounce buffer chunk (power of two, at least 64K)",
-     [](Config& c, const std::string& t) {
-       uint64_t v;
-       if (!parse_size(t, &v) || v < (64 << 10) || (v & (v - 1)) != 0) return false;
-       c.bounce_size = v;
-       return true;
-     }},
-    {"queue_depth", Kind::kDepth, "chunks of one large direct request in flight together (io_uring)",
-     [](Config& c, const std::string& t) {
-       uint64_t v;
-       if (!parse_size(t, &v) || v < 1 || v > 256 || t.find_first_not_of("0123456789") != std::string::npos)
-         return false;
-       c.queue_depth = static_cast<uint32_t>(v);
-       return true;
-     }},
-    {"chunk_size", Kind::kSize, "bytes per chunk of a parallel direct request (power of two, 64K-64M)",
-     [](Config& c, const std::string& t) {
-       uint64_t v;
-       if (!parse_size(t, &v) || v < (64 << 10) || v > (64 << 20) || (v & (v - 1)) != 0) return false;
-       c.chunk_size = v;
-       return true;
-     }},
-    {"uring", Kind::kBool, "submit direct chunks through io_uring (off: synchronously)",
-     [](Config& c, const std::string& t) { return parse_bool(t, &c.uring); }},
-    {"write_behind", Kind::kBool, "direct writes return once staged; errors are reported at the next fsync or close",
-     [](Config& c, const std::string& t) { return parse_bool(t, &c.write_behind); }},
-    {"write_behind_limit", Kind::kSize, "staging memory for write-behind (at least 1M)",
-     [](Config& c, const std::string& t) { return set_size(&c.write_behind_limit, t, 1 << 20); }},
-    {"read_ahead", Kind::kSize,
-     "bytes read ahead of a sequential direct read stream (off, on = 32M, at most 1G); only for files nobody writes meanwhile",
-     [](Config& c, const std::string& t) {
-       bool on;
-       if (parse_bool(t, &on)) return c.read_ahead = on ? 32 << 20 : 0, true;
-       uint64_t v;
-       if (!parse_size(t, &v) || v > (1ULL << 30)) return false;
-       c.read_ahead = v;
-       return true;
-     }},
-    {"dontcache", Kind::kBool, "use RWF_DONTCACHE where supported",
-     [](Config& c, const std::string& t) { return parse_bool(t, &c.dontcache); }},
-    {"stats", Kind::kPath, "write JSON counters to this file at exit",
-     [](Config& c, const std::string& t) { c.stats_path = t; return !t.empty(); }},
-    {"trace", Kind::kPath, "write one line per decision to this file",
-     [](Config& c, const std::string& t) { c.trace_path = t; return !t.empty(); }},
-    {"log", Kind::kLogLevel, "diagnostics on stderr",
-     [](Config& c, const std::string& t) { return parse_log_level(t.c_str(), &c.log_level); }},
-};
+// Parses a number-like setting and checks it against the row's limits.
+bool parse_number(const Setting& s, const std::string& text, uint64_t* out) {
+  bool on;
+  uint64_t v;
+  switch (s.kind) {
+    case Kind::kBool:
+      if (!parse_bool(text, &on)) return false;
+      *out = on;
+      return true;
+    case Kind::kSizeOrOff:
+      if (parse_bool(text, &on)) {
+        *out = on ? s.limits.on : 0;
+        return true;
+      }
+      if (!parse_size(text, &v)) return false;
+      break;
+    case Kind::kSize:
+      if (!parse_size(text, &v)) return false;
+      break;
+    case Kind::kInteger:
+      if (text.find_first_not_of("0123456789") != std::string::npos || !parse_size(text, &v)) return false;
+      break;
+    default:
+      return false;
+  }
+  if (!within(s.limits, v)) return false;
+  *out = v;
+  return true;
+}
 
-const char* accepted_form(Kind kind) {
-  switch (kind) {
-    case Kind::kSize: return "a byte count with optional K/M/G suffix, e.g. 4M";
-    case Kind::kPercent: return "an integer from 0 to 100";
-    case Kind::kMode: return "hybrid|buffered|direct|dontcache";
-    case Kind::kPath: return "a file path";
-    case Kind::kLogLevel: return "error|warn|info|debug";
+// Sets one setting from text; leaves `c` as it was when the text is not valid.
+bool store_text(const Setting& s, Config& c, const std::string& text) {
+  void* p = s.field.at(c);
+  switch (s.kind) {
+    case Kind::kMode: return parse_mode(text, static_cast<hio_mode*>(p));
+    case Kind::kLogLevel: return parse_log_level(text.c_str(), static_cast<LogLevel*>(p));
+    case Kind::kPath:
+      if (text.empty()) return false;
+      *static_cast<std::string*>(p) = text;
+      return true;
+    default: {
+      uint64_t v;
+      if (!parse_number(s, text, &v)) return false;
+      store_number(s, c, v);
+      return true;
+    }
+  }
+}
+
+// A setting's value in the form store_text() accepts.
+std::string text_of(const Setting& s, const Config& c) {
+  const void* p = field_of(s, c);
+  switch (s.kind) {
+    case Kind::kSize: return format_size(load_number(s, c));
+    case Kind::kSizeOrOff: {
+      const uint64_t v = load_number(s, c);
+      return v ? format_size(v) : "off";
+    }
+    case Kind::kInteger: return std::to_string(load_number(s, c));
+    case Kind::kBool: return load_number(s, c) ? "on" : "off";
+    case Kind::kMode: return hio_mode_name(*static_cast<const hio_mode*>(p));
+    case Kind::kLogLevel: return log_level_name(*static_cast<const LogLevel*>(p));
+    case Kind::kPath: return *static_cast<const std::string*>(p);
+  }
+  return "";
+}
+
+// A value for a human: an unset path reads "(unset)".
+std::string shown(const std::string& value) { return value.empty() ? "(unset)" : value; }
+
+std::string accepted_form(const Setting& s) {
+  const Limits& l = s.limits;
+  std::string form;
+  switch (s.kind) {
+    case Kind::kSize:
+    case Kind::kSizeOrOff: {
+      form = "a byte count with optional K/M/G suffix, e.g. 4M";
+      if (l.pow2) form += ", a power of two";
+      const bool low = l.min > 1, high = l.max != UINT64_MAX;
+      if (low && high)
+        form += ", from " + format_size(l.min) + " to " + format_size(l.max);
+      else if (low)
+        form += ", at least " + format_size(l.min);
+      else if (high)
+        form += ", at most " + format_size(l.max);
+      if (s.kind == Kind::kSizeOrOff) form += "; or on (" + format_size(l.on) + ") or off";
+      return form;
+    }
+    case Kind::kInteger: return "an integer from " + std::to_string(l.min) + " to " + std::to_string(l.max);
     case Kind::kBool: return "on|off";
-    case Kind::kDepth: return "an integer from 1 to 256";
+    case Kind::kMode:
+      for (hio_mode m : kModes) form += std::string(form.empty() ? "" : "|") + hio_mode_name(m);
+      return form;
+    case Kind::kLogLevel:
+      for (LogLevel level : kLogLevels) form += std::string(form.empty() ? "" : "|") + log_level_name(level);
+      return form;
+    case Kind::kPath: return "a file path";
   }
   return "?";
 }
@@ -140,39 +298,11 @@ std::string variable_name(const char* key) {
   return name;
 }
 
-std::string current_value(const Config& c, const Setting& s) {
-  const std::string key = s.key;
-  if (key == "policy") return hio_mode_name(c.policy.mode);
-  if (key == "write_threshold") return format_size(c.policy.write_threshold);
-  if (key == "read_threshold") return format_size(c.policy.read_threshold);
-  if (key == "sync_write_threshold") return format_size(c.policy.sync_write_threshold);
-  if (key == "stream_threshold") return format_size(c.policy.stream_threshold);
-  if (key == "dontcache_threshold") return format_size(c.policy.dontcache_threshold);
-  if (key == "pressure_high") return std::to_string(c.policy.pressure_high);
-  if (key == "cached_percent") return std::to_string(c.policy.cached_percent);
-  if (key == "dirty_percent") return std::to_string(c.policy.dirty_percent);
-  if (key == "min_body_percent") return std::to_string(c.policy.min_body_percent);
-  if (key == "bounce_size") return format_size(c.bounce_size);
-  if (key == "dontcache") return c.dontcache ? "on" : "off";
-  if (key == "queue_depth") return std::to_string(c.queue_depth);
-  if (key == "chunk_size") return format_size(c.chunk_size);
-  if (key == "uring") return c.uring ? "on" : "off";
-  if (key == "write_behind") return c.write_behind ? "on" : "off";
-  if (key == "write_behind_limit") return format_size(c.write_behind_limit);
-  if (key == "read_ahead") return c.read_ahead ? format_size(c.read_ahead) : "off";
-  if (key == "log") return "warn";
-  return "(unset)";
-}
-
 void apply(Config& c, const Setting& s, const std::string& value, const std::string& origin,
            std::vector<std::string>* problems) {
-  Config candidate = c;
-  if (s.apply(candidate, value)) {
-    c = candidate;
-    return;
-  }
-  std::string msg = origin + "='" + value + "' is not valid: expected " + accepted_form(s.kind) +
-                    "; keeping " + current_value(c, s);
+  if (store_text(s, c, value)) return;
+  std::string msg = origin + "='" + value + "' is not valid: expected " + accepted_form(s) + "; keeping " +
+                    shown(text_of(s, c));
   HIO_WARN("%s", msg.c_str());
   if (problems) problems->push_back(msg);
 }
@@ -201,12 +331,12 @@ void load_file(Config& c, const std::string& path, std::vector<std::string>* pro
     if (line.empty()) continue;
     std::string where = path + ":" + std::to_string(lineno);
     size_t eq = line.find('=');
-    const Setting* found = nullptr;
     std::string key = trim(line.substr(0, eq));
-    for (const Setting& s : kSettings)
-      if (key == s.key) found = &s;
-    if (eq == std::string::npos || !found) {
-      std::string msg = where + ": '" + line + "' is not a setting: expected 'key = value' with key one of policy, write_threshold, read_threshold, ... (see hybridio --help-config)";
+    const Setting* found = eq == std::string::npos ? nullptr : find_setting(key);
+    if (!found) {
+      std::string msg = where + ": '" + line + "' is not a setting: expected 'key = value' with key one of " +
+                        kSettings[0].key + ", " + kSettings[1].key + ", " + kSettings[2].key +
+                        ", ... (see hybridio config)";
       HIO_WARN("%s", msg.c_str());
       if (problems) problems->push_back(msg);
       continue;
@@ -215,9 +345,47 @@ void load_file(Config& c, const std::string& path, std::vector<std::string>* pro
   }
 }
 
+// Every number-like setting within its row's limits (see clamp_engine_settings).
+void clamp(Config& c) {
+  const Config defaults;
+  for (const Setting& s : kSettings) {
+    if (!is_number(s.kind)) continue;
+    uint64_t v = std::clamp(load_number(s, c), s.limits.min, s.limits.max);
+    if (s.limits.pow2 && !hio_is_pow2(v)) v = load_number(s, defaults);
+    store_number(s, c, v);
+  }
+}
+
 }  // namespace
 
 Config::Config() { hio_policy_config_defaults(&policy); }
+
+std::vector<SettingInfo> list_settings() {
+  const Config defaults;
+  std::vector<SettingInfo> rows;
+  for (const Setting& s : kSettings)
+    rows.push_back({s.key, variable_name(s.key), s.kind, accepted_form(s), text_of(s, defaults), s.help});
+  return rows;
+}
+
+bool get_setting(const Config& c, const std::string& key, std::string* value) {
+  const Setting* s = find_setting(key);
+  if (!s) return false;
+  *value = text_of(*s, c);
+  return true;
+}
+
+bool set_setting(Config* c, const std::string& key, const std::string& value) {
+  const Setting* s = find_setting(key);
+  return s && store_text(*s, *c, value);
+}
+
+void clamp_engine_settings(EngineSettings* engine) {
+  Config c;
+  c.engine = *engine;
+  clamp(c);
+  *engine = c.engine;
+}
 
 bool parse_size(const std::string& text, uint64_t* out) {
   const char* p = text.c_str();
@@ -256,7 +424,7 @@ std::string format_size(uint64_t bytes) {
 }
 
 bool parse_mode(const std::string& text, hio_mode* out) {
-  for (hio_mode m : {HIO_MODE_HYBRID, HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE}) {
+  for (hio_mode m : kModes) {
     if (strcasecmp(text.c_str(), hio_mode_name(m)) == 0) {
       *out = m;
       return true;
@@ -268,9 +436,10 @@ bool parse_mode(const std::string& text, hio_mode* out) {
 Config load_config(const EnvLookup& env, std::vector<std::string>* problems) {
   Config c;
   // The log level first, so that the other diagnostics honour it.
-  if (const char* level = env("HYBRIDIO_LOG")) {
+  for (const Setting& s : kSettings) {
     LogLevel parsed;
-    if (parse_log_level(level, &parsed)) set_log_level(parsed);
+    const char* level = s.kind == Kind::kLogLevel ? env(variable_name(s.key).c_str()) : nullptr;
+    if (level && parse_log_level(level, &parsed)) set_log_level(parsed);
   }
   if (const char* file = env("HYBRIDIO_CONFIG"); file && *file) load_file(c, file, problems);
   for (const Setting& s : kSettings) {
@@ -282,11 +451,9 @@ Config load_config(const EnvLookup& env, std::vector<std::string>* problems) {
 
 std::string describe_settings() {
   std::ostringstream out;
-  Config defaults;
-  for (const Setting& s : kSettings) {
-    out << "  " << variable_name(s.key) << "=<" << accepted_form(s.kind) << ">\n      " << s.help
-        << " (default " << current_value(defaults, s) << ")\n";
-  }
+  for (const SettingInfo& s : list_settings())
+    out << "  " << s.variable << "=<" << s.accepted << ">\n      " << s.help << " (default " << shown(s.default_value)
+        << ")\n";
   out << "  HYBRIDIO_CONFIG=<file>\n      'key = value' lines with the keys above in lower case"
          " (e.g. write_threshold = 4M); the environment wins\n";
   return out.str();

@@ -50,7 +50,10 @@ class File {
   int sync(bool data_only);
   int truncate(uint64_t length);
   void set_mapped(bool mapped);
-  // Closes the twin and (if owned) the descriptor; returns close(2)'s result.
+  // Waits for queued write-behind writes, then closes the twin and (if
+  // owned) the descriptor.  0, or -errno: a deferred write-behind error
+  // first, else close(2)'s error on the owned descriptor (EINTR is 0: Linux
+  // releases the descriptor even then).  The twin's close result is ignored.
   int close();
 
   const DioAlignment& alignment() const { return align_; }

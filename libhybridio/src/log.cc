@@ -33,6 +33,8 @@ bool parse_log_level(const char* text, LogLevel* out) {
   return false;
 }
 
+const char* log_level_name(LogLevel level) { return kNames[static_cast<int>(level)]; }
+
 void log_message(LogLevel level, const char* format, ...) {
   // One write(2) per line so lines from threads and processes do not interleave.
   char line[1024];

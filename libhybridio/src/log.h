@@ -13,6 +13,8 @@ void set_log_level(LogLevel level);
 LogLevel log_level();
 // Parses "error|warn|info|debug" (or 0-3); false on anything else.
 bool parse_log_level(const char* text, LogLevel* out);
+// "error", "warn", "info" or "debug".
+const char* log_level_name(LogLevel level);
 
 void log_message(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
 

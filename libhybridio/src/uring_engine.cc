@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "buffer_pool.h"
@@ -29,37 +30,35 @@ namespace {
 
 // ---- settings ---------------------------------------------------------------
 
-std::once_flag g_settings_once;
-std::atomic<uint32_t> g_queue_depth{8};
-std::atomic<uint64_t> g_chunk_size{1 << 20};
-std::atomic<bool> g_uring{true};
-std::atomic<bool> g_write_behind{false};
-std::atomic<uint64_t> g_write_behind_limit{64 << 20};
-std::atomic<uint64_t> g_read_ahead{0};
+// One immutable snapshot, swapped whole by set_engine_settings(), as
+// Runtime publishes the policy.  Earlier snapshots stay alive (chained, so
+// that they remain reachable): a reader may still be copying one.
+struct SettingsSnapshot {
+  EngineSettings settings;
+  const SettingsSnapshot* previous;
+};
+std::mutex g_settings_mu;
+std::atomic<const SettingsSnapshot*> g_settings{nullptr};
 
-void store_settings(const EngineSettings& s) {
-  g_queue_depth.store(std::clamp<uint32_t>(s.queue_depth, 1, 256), std::memory_order_relaxed);
-  uint64_t chunk = std::clamp<uint64_t>(s.chunk_size, 64 << 10, 64 << 20);
-  if (chunk & (chunk - 1)) chunk = 1 << 20;
-  g_chunk_size.store(chunk, std::memory_order_relaxed);
-  g_uring.store(s.uring, std::memory_order_relaxed);
-  g_write_behind.store(s.write_behind, std::memory_order_relaxed);
-  g_write_behind_limit.store(std::max<uint64_t>(s.write_behind_limit, 1 << 20), std::memory_order_relaxed);
-  g_read_ahead.store(std::min<uint64_t>(s.read_ahead, 1ULL << 30), std::memory_order_relaxed);
+EngineSettings clamped(const hio_engine_config& s) {
+  EngineSettings e;
+  static_cast<hio_engine_config&>(e) = s;
+  clamp_engine_settings(&e);
+  return e;
 }
 
-void init_settings() {
-  std::call_once(g_settings_once, [] {
-    const Config& c = Runtime::get().config();
-    EngineSettings s;
-    s.queue_depth = c.queue_depth;
-    s.chunk_size = c.chunk_size;
-    s.uring = c.uring;
-    s.write_behind = c.write_behind;
-    s.write_behind_limit = c.write_behind_limit;
-    s.read_ahead = c.read_ahead;
-    store_settings(s);
-  });
+const EngineSettings& current_settings() {
+  const SettingsSnapshot* s = g_settings.load(std::memory_order_acquire);
+  if (!s) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      // The first snapshot, from the environment, needs no allocation.
+      static const SettingsSnapshot first{clamped(Runtime::get().config().engine), nullptr};
+      g_settings.store(&first, std::memory_order_release);
+    });
+    s = g_settings.load(std::memory_order_acquire);
+  }
+  return s->settings;
 }
 
 // ---- detection ----------------------------------------------------------------
@@ -270,21 +269,18 @@ ssize_t sync_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset) {
 
 }  // namespace
 
-EngineSettings engine_settings() {
-  init_settings();
-  EngineSettings s;
-  s.queue_depth = g_queue_depth.load(std::memory_order_relaxed);
-  s.chunk_size = g_chunk_size.load(std::memory_order_relaxed);
-  s.uring = g_uring.load(std::memory_order_relaxed);
-  s.write_behind = g_write_behind.load(std::memory_order_relaxed);
-  s.write_behind_limit = g_write_behind_limit.load(std::memory_order_relaxed);
-  s.read_ahead = g_read_ahead.load(std::memory_order_relaxed);
-  return s;
-}
+EngineSettings engine_settings() { return current_settings(); }
 
-void set_engine_settings(const EngineSettings& s) {
-  init_settings();
-  store_settings(s);
+void set_engine_settings(const hio_engine_config& s) {
+  current_settings();  // the environment's snapshot first, so that it never replaces this one
+  const EngineSettings e = clamped(s);
+  std::lock_guard<std::mutex> lock(g_settings_mu);
+  auto* next = new (std::nothrow) SettingsSnapshot{e, g_settings.load(std::memory_order_relaxed)};
+  if (!next) {
+    HIO_WARN("no memory for new engine settings; keeping the current ones");
+    return;
+  }
+  g_settings.store(next, std::memory_order_release);
 }
 
 void set_completion_hook(CompletionHook hook) { g_hook.store(hook); }
@@ -337,7 +333,7 @@ bool uring_usable() {
   });
   int d = g_detect.load(std::memory_order_relaxed);
   if (d == kUnusable) return false;
-  return ring_for(std::max<uint32_t>(g_queue_depth.load(std::memory_order_relaxed), 1)) != nullptr;
+  return ring_for(current_settings().queue_depth) != nullptr;
 }
 
 ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
@@ -491,32 +487,3 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
 }
 
 }  // namespace hybridio
-
-// ---- C API ------------------------------------------------------------------
-
-extern "C" {
-
-HIO_API void hio_engine_get(struct hio_engine_config* out) {
-  if (!out) return;
-  const hybridio::EngineSettings s = hybridio::engine_settings();
-  out->queue_depth = s.queue_depth;
-  out->chunk_size = s.chunk_size;
-  out->uring = s.uring ? 1 : 0;
-  out->write_behind = s.write_behind ? 1 : 0;
-  out->write_behind_limit = s.write_behind_limit;
-  out->read_ahead = s.read_ahead;
-}
-
-HIO_API void hio_engine_set(const struct hio_engine_config* cfg) {
-  if (!cfg) return;
-  hybridio::EngineSettings s;
-  s.queue_depth = cfg->queue_depth;
-  s.chunk_size = cfg->chunk_size;
-  s.uring = cfg->uring != 0;
-  s.write_behind = cfg->write_behind != 0;
-  s.write_behind_limit = cfg->write_behind_limit;
-  s.read_ahead = cfg->read_ahead;
-  hybridio::set_engine_settings(s);
-}
-
-}  // extern "C"

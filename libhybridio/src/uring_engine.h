@@ -26,6 +26,7 @@
 
 #include <cstdint>
 
+#include "config.h"
 #include "hybridio/policy.h"
 
 struct io_uring;
@@ -34,20 +35,16 @@ namespace hybridio {
 
 class Stats;
 
-// The engine's tunables (HYBRIDIO_QUEUE_DEPTH, HYBRIDIO_CHUNK_SIZE,
-// HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND, HYBRIDIO_WRITE_BEHIND_LIMIT,
-// HYBRIDIO_READ_AHEAD),
-// changeable at run time with hio_engine_set().
-struct EngineSettings {
-  uint32_t queue_depth = 8;               // chunks in flight per request (1-256)
-  uint64_t chunk_size = 1 << 20;          // bytes per chunk (power of two, 64K-64M)
-  bool uring = true;                      // false: synchronous submission only
-  bool write_behind = false;              // opt-in asynchronous direct writes (write_behind.h)
-  uint64_t write_behind_limit = 64 << 20; // staging memory per process for write-behind
-  uint64_t read_ahead = 0;                // opt-in: bytes read ahead of a sequential direct read stream (read_ahead.h)
-};
-
+// The engine's settings (EngineSettings, config.h: HYBRIDIO_QUEUE_DEPTH,
+// HYBRIDIO_CHUNK_SIZE, HYBRIDIO_URING, HYBRIDIO_WRITE_BEHIND,
+// HYBRIDIO_WRITE_BEHIND_LIMIT, HYBRIDIO_READ_AHEAD), changeable at run time
+// with hio_engine_set().  They are published as one immutable snapshot:
+// engine_settings() is one atomic load and a copy, from any thread, and
+// never sees half of an update.
 EngineSettings engine_settings();
+// Replaces the snapshot for all files; out-of-range values are clamped to
+// the limits of their rows in the settings table (clamp_engine_settings()).
+void set_engine_settings(const hio_engine_config& s);
 
 // Transparent mode, set once by the LD_PRELOAD shim before any I/O: the
 // program must not be able to tell the engine is there, so the engine
@@ -61,7 +58,6 @@ EngineSettings engine_settings();
 void set_transparent_mode(bool on);
 bool transparent_mode();
 constexpr unsigned kPinnedSlots = 2;
-void set_engine_settings(const EngineSettings& s);
 
 struct ChunkedResult {
   uint64_t done = 0;  // contiguous prefix transferred

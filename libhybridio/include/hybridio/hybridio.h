@@ -80,7 +80,13 @@ HIO_API int hio_ftruncate(hio_file *f, off_t length);
  */
 HIO_API void hio_set_mapped(hio_file *f, int mapped);
 
-/* Closes the file (and its direct twin); returns close(2)'s result. */
+/*
+ * Waits for the file's queued write-behind writes, closes its direct twin
+ * and, if owned, its descriptor, and frees `f` in every case.  Returns 0,
+ * or -errno: a write-behind write that failed after its call had returned
+ * (it takes precedence), else close(2)'s error on the owned descriptor
+ * (EINTR counts as success: Linux has released the descriptor anyway).
+ */
 HIO_API int hio_close(hio_file *f);
 
 /* The rules counted in the original layout of struct hio_stats (fixed: ABI). */
@@ -168,7 +174,10 @@ struct hio_engine_config {
 /* The engine settings in effect (after environment and config file). */
 HIO_API void hio_engine_get(struct hio_engine_config *out);
 
-/* Replaces the engine settings for all files; out-of-range values are clamped. */
+/*
+ * Replaces the engine settings for all files; out-of-range values are clamped
+ * to the limits that `hybridio config` lists (docs/configuration.md).
+ */
 HIO_API void hio_engine_set(const struct hio_engine_config *cfg);
 
 /* The effective policy configuration (after environment and config file). */

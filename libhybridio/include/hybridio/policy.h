@@ -58,7 +58,15 @@ enum hio_mode {
 	HIO_MODE_DONTCACHE = 3
 };
 
-/* The rule that made a decision; the order is the order of evaluation. */
+/*
+ * The rule that made a decision.  The values are fixed (struct hio_stats
+ * counts per rule: ABI), so a new rule is appended; they are not the order
+ * of evaluation, which is hio_policy_decide()'s (docs/policy.md lists the
+ * rules in that order): caller_direct, forced_buffered, empty, append,
+ * mapped, forced_dontcache, no_direct, read_cached, write_dirty, small,
+ * unaligned, then the rule that let the body go direct (forced_direct, or
+ * the size rule whose threshold was in effect).
+ */
 enum hio_rule {
 	HIO_RULE_CALLER_DIRECT = 0,    /* file opened O_DIRECT by the caller: never switched */
 	HIO_RULE_FORCED_BUFFERED,      /* mode buffered */
