@@ -1,5 +1,6 @@
 /* units: parsing and printing of byte sizes, bandwidths and durations. */
 #include "units.hpp"
+#include "hybridio_internal/settings_text.h"
 
 #include <cctype>
 #include <cstdarg>
@@ -55,48 +56,11 @@ static double split_number(const std::string& text, std::string& unit, const cha
 
 uint64_t parse_size(const std::string& text)
 {
-  auto bad = [&](const char* why) {
-    return std::invalid_argument("expected a byte size such as 4096, 64K or 2MiB (binary units), got '" + text +
-                                 "' (" + why + ")");
-  };
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-    digits++;
-  if (digits == 0)
-    throw bad("no leading digits");
-  uint64_t v = 0;
-  for (size_t i = 0; i < digits; i++) {
-    uint64_t d = static_cast<uint64_t>(text[i] - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      throw bad("too large");
-    v = v * 10 + d;
-  }
-  std::string suffix = text.substr(digits);
-  unsigned shift     = 0;
-  if (not(suffix.empty() || suffix == "B" || suffix == "b")) {
-    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        throw bad("unknown unit; use K, M, G or T, optionally followed by B or iB");
-    }
-    std::string rest = suffix.substr(1);
-    if (not(rest.empty() || rest == "B" || rest == "iB" || rest == "ib" || rest == "b"))
-      throw bad("unknown unit; use K, M, G or T, optionally followed by B or iB");
-  }
-  if (shift && v > (UINT64_MAX >> shift))
-    throw bad("too large");
-  return v << shift;
+  uint64_t v;
+  if (not hybridio::internal::parse_size(text, &v))
+    throw std::invalid_argument("expected a byte size such as 4096, 64K or 2MiB (binary units: K, M, G or T, "
+                                "optionally followed by B or iB), got '" + text + "'");
+  return v;
 }
 
 double parse_bytes(const std::string& text)
@@ -106,13 +70,7 @@ double parse_bytes(const std::string& text)
 
 std::string format_size(uint64_t bytes)
 {
-  static const char units[] = {'T', 'G', 'M', 'K'};
-  for (int i = 0; i < 4; i++) {
-    unsigned shift = 40 - 10 * i;
-    if (bytes != 0 && bytes % (uint64_t{1} << shift) == 0)
-      return std::to_string(bytes >> shift) + units[i];
-  }
-  return std::to_string(bytes);
+  return hybridio::internal::format_size(bytes);
 }
 
 // Bandwidth prefixes: decimal (k, K, M, G, T, P) unless spelled binary (Ki, Mi, Gi, Ti, Pi).

@@ -1,7 +1,7 @@
 /* units: parsing and printing of byte sizes, bandwidths and durations ("2MiB", "25GBps", "30s").
  * Pure functions; they throw std::invalid_argument with a message naming what was expected.
- * Sizes mean what they mean to libhybridio and the kernel module: binary units, the library's
- * spellings exactly (config.cc parse_size). Bandwidths are decimal, as fio and network and
+ * Sizes mean what they mean to libhybridio and the kernel module: they are parsed and printed by
+ * the library's own code (hybridio_internal/settings_text.h), binary units. Bandwidths are decimal, as fio and network and
  * storage vendors print them (25GBps = 25e9 bytes/s), binary only when spelled with "i". */
 #pragma once
 #include <cstdint>
