@@ -43,7 +43,7 @@ namespace hybridio {
 class RingLoop {
  public:
   // Attempts with nothing in flight while the ring answers EAGAIN/EBUSY.
-  static constexpr int kBusyRetries = 1000;
+  static constexpr int kBusyRetries = 200;
 
   RingLoop() = default;
   explicit RingLoop(io_uring* ring) : ring_(ring) {}
