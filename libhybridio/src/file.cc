@@ -156,6 +156,7 @@ int File::direct_fd() {
     return -1;
   }
   dfd = adopt_private_fd(dfd, this);
+  if (dfd < 0) return -1;  // no memory to keep it: this request takes the page cache
   direct_fd_.store(dfd, std::memory_order_release);
   return dfd;
 }
