@@ -54,8 +54,9 @@ class RingLoop {
     submitted_ = reaped_ = 0;
   }
   io_uring* ring() const { return ring_; }
-  // Entries taken by the kernel and not yet completed.
-  unsigned in_flight() const { return submitted_ - reaped_; }
+  // Entries taken by the kernel and not yet completed (a completion left
+  // in the ring by an earlier user never makes it negative).
+  unsigned in_flight() const { return reaped_ < submitted_ ? submitted_ - reaped_ : 0; }
   // Entries prepared and not yet taken by the kernel.
   unsigned unsubmitted() const { return ring_ ? io_uring_sq_ready(ring_) : 0; }
   bool idle() const { return in_flight() == 0 && unsubmitted() == 0; }
