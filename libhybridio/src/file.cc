@@ -22,6 +22,7 @@
 #include "pinned_request.h"
 #include "private_fd.h"
 #include "runtime.h"
+#include "syscall_table.h"
 #include "uring_engine.h"
 
 #ifndef RWF_DONTCACHE
@@ -37,12 +38,12 @@ constexpr uint64_t kMaxDirectChunk = 1ULL << 30;
 
 ssize_t sys_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, int rwf) {
   if (rwf == 0) {
-    return op == HIO_OP_READ ? ::pread(fd, buf, len, static_cast<off_t>(offset))
-                             : ::pwrite(fd, buf, len, static_cast<off_t>(offset));
+    return op == HIO_OP_READ ? sys().pread(fd, buf, len, static_cast<off_t>(offset))
+                             : sys().pwrite(fd, buf, len, static_cast<off_t>(offset));
   }
   iovec iov{buf, len};
-  return op == HIO_OP_READ ? ::preadv2(fd, &iov, 1, static_cast<off_t>(offset), rwf)
-                           : ::pwritev2(fd, &iov, 1, static_cast<off_t>(offset), rwf);
+  return op == HIO_OP_READ ? sys().preadv2(fd, &iov, 1, static_cast<off_t>(offset), rwf)
+                           : sys().pwritev2(fd, &iov, 1, static_cast<off_t>(offset), rwf);
 }
 
 // The calling thread's bounce buffer, grown on demand and kept for reuse.
@@ -96,10 +97,10 @@ File::File(Runtime& rt, int fd, bool owns_fd, int open_flags)
 File::~File() { close(); }
 
 int File::open(const char* path, int flags, mode_t mode, File** out) {
-  int fd = ::open(path, flags | O_CLOEXEC, mode);
+  int fd = sys().open(path, flags | O_CLOEXEC, mode);
   if (fd < 0) return -errno;
   int err = adopt(fd, true, out);
-  if (err) ::close(fd);
+  if (err) sys().close(fd);
   return err;
 }
 
@@ -107,7 +108,7 @@ int File::adopt(int fd, bool owns_fd, File** out) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0) return -errno;
   struct stat st;
-  if (fstat(fd, &st) != 0) return -errno;
+  if (sys().fstat(fd, &st) != 0) return -errno;
   if (!S_ISREG(st.st_mode)) return -EINVAL;
   File* f = new (std::nothrow) File(Runtime::get(), fd, owns_fd, flags);
   if (!f) return -ENOMEM;
@@ -139,11 +140,11 @@ int File::direct_fd() {
   int flags = access | O_DIRECT | O_CLOEXEC | (open_flags_ & (O_SYNC | O_DSYNC));
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd_);
-  dfd = ::open(path, flags);
+  dfd = sys().open(path, flags, 0);
   struct stat a, b;
-  if (dfd >= 0 && (fstat(fd_, &a) != 0 || fstat(dfd, &b) != 0 || a.st_dev != b.st_dev ||
+  if (dfd >= 0 && (sys().fstat(fd_, &a) != 0 || sys().fstat(dfd, &b) != 0 || a.st_dev != b.st_dev ||
                    a.st_ino != b.st_ino)) {
-    ::close(dfd);
+    sys().close(dfd);
     dfd = -1;
     errno = ESTALE;
   }
@@ -155,6 +156,7 @@ int File::direct_fd() {
     return -1;
   }
   dfd = adopt_private_fd(dfd, this);
+  if (dfd < 0) return -1;  // no memory to keep it: this request takes the page cache
   direct_fd_.store(dfd, std::memory_order_release);
   return dfd;
 }
@@ -236,7 +238,7 @@ hio_decision File::decide(hio_request& req, bool probed) {
   if (d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT) {
     if (op == HIO_OP_READ) {
       struct stat st;
-      if (fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
+      if (sys().fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
     }
     if (cfg.mode == HIO_MODE_HYBRID && !probed) {
       CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
@@ -460,22 +462,7 @@ File::Piece File::pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64
   const EngineSettings engine = engine_settings();
   if (op == HIO_OP_READ && len >= 2 * engine.chunk_size) {
     // Reads never grow the file: their chunks may be in flight together.
-    // parallel_direct allocates its bookkeeping before any I/O: no memory
-    // for it means this body takes the page cache, never an exception into
-    // the program.
-    ChunkedResult r;
-    try {
-      r = parallel_direct(op, PinnedRequest::twin_slot(), buf, len, offset, bounce, engine, s, true);
-    } catch (const std::bad_alloc&) {
-      r.error = ENOMEM;
-    }
-    p.done = r.done;
-    if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
-    if (r.error) {
-      p = direct_failed(r.error, -1, p);
-    } else if (r.done < len) {
-      p.refused = true;  // short: EOF moved, or the caller's memory ended; the page cache says which
-    }
+    p = parallel_body(op, PinnedRequest::twin_slot(), buf, len, offset, bounce, engine, true);
   } else if (bounce) {
     p = pinned_staged(pin, op, buf, len, offset);
   } else {
@@ -576,21 +563,38 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     p.refused = true;
     return p;
   }
-  Stats& s = rt_.stats();
   const EngineSettings engine = engine_settings();
   // Two chunks or more: in flight together when io_uring works, else one
-  // at a time below (counted).
-  if (len >= 2 * engine.chunk_size) {
-    if (engine.uring && uring_usable()) {
-      ChunkedResult r = parallel_direct(op, dfd, buf, len, offset, bounce, engine, s);
-      p.done = r.done;
-      if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
-      if (r.error) p = direct_failed(r.error, dfd, p);
-      count_direct(op, p.done, bounce);
-      return p;
-    }
-    s.add(s.sync_fallback_requests);
+  // at a time (counted).
+  const bool chunked = len >= 2 * engine.chunk_size;
+  if (chunked && engine.uring && uring_usable()) {
+    p = parallel_body(op, dfd, buf, len, offset, bounce, engine, false);
+  } else {
+    if (chunked) rt_.stats().add(rt_.stats().sync_fallback_requests);
+    p = sync_body(op, dfd, buf, len, offset, bounce);
   }
+  count_direct(op, p.done, bounce);
+  return p;
+}
+
+File::Piece File::parallel_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_t offset, bool bounce,
+                                const EngineSettings& engine, bool fixed_file) {
+  Piece p;
+  const ChunkedResult r = parallel_direct(op, dfd, buf, len, offset, bounce, engine, rt_.stats(), fixed_file);
+  p.done = r.done;
+  if (r.done) direct_proven_.store(true, std::memory_order_relaxed);
+  if (r.error == EAGAIN && r.done == 0) {
+    p.refused = true;  // no ring, or no memory for its staging slots: the page cache needs neither
+  } else if (r.error) {
+    p = direct_failed(r.error, fixed_file ? -1 : dfd, p);
+  } else if (r.done < len) {
+    p.refused = true;  // short: EOF moved, or the caller's memory ended; the page cache says which
+  }
+  return p;
+}
+
+File::Piece File::sync_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_t offset, bool bounce) {
+  Piece p;
   const uint64_t chunk_max = bounce ? rt_.config().bounce_size : kMaxDirectChunk;
   char* staging = bounce ? bounce_buffer(chunk_max, align_.mem_align) : nullptr;
   if (bounce && !staging) {
@@ -614,7 +618,6 @@ File::Piece File::loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offse
     // unaligned: the caller finishes the rest through the page cache.
     if (static_cast<uint64_t>(n) < chunk) break;
   }
-  count_direct(op, p.done, bounce);
   return p;
 }
 
@@ -700,7 +703,7 @@ bool File::write_behind(char* buf, uint64_t len, uint64_t offset, uint64_t reque
   uint64_t queued = len;
   if (request_end == offset + len) {
     struct stat st;
-    if (fstat(fd_, &st) != 0) return false;
+    if (sys().fstat(fd_, &st) != 0) return false;
     if (static_cast<uint64_t>(st.st_size) < request_end) {
       const uint64_t page = page_bytes();
       const uint64_t last_page = (request_end - 1) / page * page;
@@ -745,7 +748,7 @@ ssize_t File::write(const void* buf, size_t len) {
     hio_policy_decide(&rt_.policy(), &req, &d);
     rt_.stats().count_rule(d.rule, len);
     rt_.stats().count_request(HIO_OP_WRITE, d.path);
-    ssize_t n = ::write(fd_, buf, len);
+    ssize_t n = sys().write(fd_, buf, len);
     if (n < 0) return -errno;
     rt_.stats().count_bytes(HIO_OP_WRITE, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
     return n;
@@ -762,7 +765,7 @@ int File::sync(bool data_only) {
   // the inode's size update: one fsync on any descriptor covers both paths.
   rt_.stats().add(rt_.stats().fsyncs);
   wb_.wait_all();
-  int rc = data_only ? ::fdatasync(fd_) : ::fsync(fd_);
+  int rc = data_only ? sys().fdatasync(fd_) : sys().fsync(fd_);
   rc = rc == 0 ? 0 : -errno;
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
@@ -771,7 +774,7 @@ int File::sync(bool data_only) {
 
 int File::truncate(uint64_t length) {
   wb_.wait_all();
-  return ::ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
+  return sys().ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
 }
 
 void File::set_mapped(bool mapped) {
@@ -786,11 +789,11 @@ int File::close() {
   int dfd = direct_fd_.exchange(-1);
   if (dfd >= 0) {
     release_private_fd(dfd);
-    ::close(dfd);
+    sys().close(dfd);
   }
   int rc = 0;
   if (owns_fd_ && fd_ >= 0) {
-    rc = ::close(fd_);
+    rc = sys().close(fd_);
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
   }
   fd_ = -1;

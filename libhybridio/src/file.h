@@ -24,6 +24,7 @@
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
 #include "read_ahead.h"
+#include "uring_engine.h"
 #include "write_behind.h"
 
 namespace hybridio {
@@ -102,6 +103,11 @@ class File {
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // Its two ways: chunks in flight together (parallel_direct; `fixed_file`:
+  // `dfd` is the pinned request's twin slot), or one system call at a time.
+  Piece parallel_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_t offset, bool bounce,
+                      const EngineSettings& engine, bool fixed_file);
+  Piece sync_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_t offset, bool bounce);
   // loop_direct under the shim: through the request's pin and twin.
   Piece pinned_direct(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
   // Counts bytes a direct body moved (and its bounce, if staged).

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "syscall_table.h"
+
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -42,7 +44,9 @@ PinnedRequest::~PinnedRequest() { end(); }
 io_uring_sqe* PinnedRequest::next_sqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   if (!sqe) {  // never expected: every call submits what it prepared
-    io_uring_submit(ring_);
+    loop_.submit([this](uint64_t, int res) {
+      if (in_flight_.active) note_completion(res);
+    });
     sqe = io_uring_get_sqe(ring_);
   }
   return sqe;
@@ -51,26 +55,19 @@ io_uring_sqe* PinnedRequest::next_sqe() {
 int PinnedRequest::run(unsigned count, int* results) {
   for (unsigned i = 0; i < count; ++i) results[i] = -ECANCELED;
   unsigned seen = 0;
-  int rc = io_uring_submit_and_wait(ring_, count);
-  while (seen < count) {
-    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) return rc;
-    io_uring_cqe* cqe;
-    unsigned head, reaped = 0;
-    io_uring_for_each_cqe(ring_, head, cqe) {
-      const uint64_t index = io_uring_cqe_get_data64(cqe);
-      if (index < count) results[index] = cqe->res;
-      ++reaped;
-    }
-    io_uring_cq_advance(ring_, reaped);
-    seen += reaped;
-    if (seen < count) rc = io_uring_submit_and_wait(ring_, count - seen);
-  }
+  auto on_completion = [&](uint64_t index, int res) {
+    if (index < count) results[index] = res;
+    ++seen;
+  };
+  while (seen < count && !loop_.idle())
+    if (int rc = loop_.pump(on_completion); rc < 0) return rc;
   return 0;
 }
 
 int PinnedRequest::begin(int fd, int status_flags, dev_t dev, ino_t ino) {
   ring_ = transparent_mode() ? calling_thread_ring(1) : nullptr;
   if (!ring_ || t_current) return -EOPNOTSUPP;
+  loop_.reset(ring_);
   fd_ = fd;
   status_flags_ = status_flags;
   dev_ = dev;
@@ -164,7 +161,7 @@ int PinnedRequest::open_twin() {
   // The open went through the descriptor number: if it names another file
   // now, the twin is not of the pinned file and must not be written.
   struct stat st;
-  if (fstat(fd_, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+  if (sys().fstat(fd_, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
     sqe = next_sqe();
     io_uring_prep_close_direct(sqe, kTwinSlot);
     io_uring_sqe_set_data64(sqe, 0);
@@ -179,32 +176,32 @@ int PinnedRequest::start_direct(hio_op op, char* buf, size_t len, uint64_t offse
   if (!twin_ || in_flight_.active) return -EBADF;
   len = std::min<size_t>(len, kMaxTransfer);
   prep_transfer(kTwinSlot, op, buf, len, offset, 0);
-  int rc = io_uring_submit(ring_);
-  if (rc < 0) {
-    // Not submitted: the next run() submits it, so wait for it there and
-    // report the failure.
-    int res;
-    run(1, &res);
+  in_flight_ = {true, op, buf, len, offset, false, 0};
+  // A busy ring keeps it prepared: finish_direct() submits it.  A ring that
+  // refuses work has given it its result (ring_loop.h): reported here.
+  if (int rc = loop_.submit([this](uint64_t, int res) { note_completion(res); }); rc < 0) {
+    in_flight_.active = false;
     return rc;
   }
-  in_flight_ = {true, op, buf, len, offset};
   return 0;
+}
+
+void PinnedRequest::note_completion(int res) {
+  in_flight_.completed = true;
+  in_flight_.res = res;
 }
 
 ssize_t PinnedRequest::finish_direct() {
   if (!in_flight_.active) return -EBADF;
-  io_uring_cqe* cqe = nullptr;
-  // Never return while the kernel may still be using the caller's memory:
-  // a ring that refuses to wait is asked again.
-  for (;;) {
-    int rc = io_uring_wait_cqe(ring_, &cqe);
-    if (rc == 0 && cqe) break;
-    if (rc != -EINTR && rc != -EAGAIN) usleep(1000);
+  // Never returns while the kernel may still be using the caller's memory:
+  // the ring loop waits for what is in flight even when the ring fails.
+  while (!in_flight_.completed && !loop_.idle()) {
+    if (int rc = loop_.pump([this](uint64_t, int res) { note_completion(res); }); rc < 0 && !in_flight_.completed)
+      note_completion(rc);
   }
-  int res = cqe->res;
-  io_uring_cqe_seen(ring_, cqe);
   const InFlight done = in_flight_;
   in_flight_.active = false;
+  const int res = done.completed ? done.res : -ECANCELED;
   if (res == -EAGAIN || res == -EINTR) return direct(done.op, done.buf, done.len, done.offset);
   return res;
 }

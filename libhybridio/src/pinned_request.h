@@ -29,9 +29,7 @@
 #include <cstdint>
 
 #include "hybridio/policy.h"
-
-struct io_uring;
-struct io_uring_sqe;
+#include "ring_loop.h"
 
 namespace hybridio {
 
@@ -86,6 +84,8 @@ class PinnedRequest {
   // Submits the prepared SQEs and waits for all of them; results in order.
   int run(unsigned count, int* results);
   io_uring_sqe* next_sqe();
+  // The completion of the transfer start_direct() submitted.
+  void note_completion(int res);
   void prep_transfer(unsigned slot, hio_op op, char* buf, size_t len, uint64_t offset, int rwf);
   // One read or write of fixed slot `slot`, resubmitted while the kernel
   // asks to retry (-EINTR; -EAGAIN unless RWF_NOWAIT asked for it).
@@ -93,6 +93,7 @@ class PinnedRequest {
   void end();
 
   io_uring* ring_ = nullptr;
+  RingLoop loop_;  // the ring's submissions and completions (ring_loop.h)
   int fd_ = -1;
   int status_flags_ = 0;
   dev_t dev_ = 0;
@@ -108,6 +109,8 @@ class PinnedRequest {
     char* buf = nullptr;
     size_t len = 0;
     uint64_t offset = 0;
+    bool completed = false;  // its completion has been reaped
+    int res = 0;
   } in_flight_;
   char twin_path_[40] = {};
 };

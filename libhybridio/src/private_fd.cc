@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -44,7 +45,12 @@ int adopt_private_fd(int fd, File* owner) {
     }
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  g_entries->emplace_back(fd, owner);
+  try {
+    g_entries->emplace_back(fd, owner);
+  } catch (...) {  // no memory to record it: not usable as a private descriptor
+    close(fd);
+    return -ENOMEM;
+  }
   g_count.store(static_cast<int>(g_entries->size()), std::memory_order_release);
   return fd;
 }
@@ -66,14 +72,24 @@ File* private_fd_owner(int fd) {
 
 void forget_private_fds(unsigned first, unsigned last) {
   if (g_count.load(std::memory_order_acquire) == 0) return;
-  std::vector<std::pair<int, File*>> hit;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (const auto& e : *g_entries)
-      if (static_cast<unsigned>(e.first) >= first && static_cast<unsigned>(e.first) <= last) hit.push_back(e);
+  // In batches, into a fixed array (this runs inside the shim's close_range
+  // and must not allocate); forget_direct_fd removes each entry, so every
+  // pass finds only the ones not yet forgotten.
+  for (;;) {
+    std::pair<int, File*> hit[32];
+    size_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      for (const auto& e : *g_entries)
+        if (static_cast<unsigned>(e.first) >= first && static_cast<unsigned>(e.first) <= last && n < 32) hit[n++] = e;
+    }
+    if (n == 0) return;
+    // Outside the lock: forget_direct_fd releases the entry itself.
+    const int before = g_count.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) hit[i].second->forget_direct_fd(hit[i].first);
+    // A full batch may have left more behind; stop when a pass removed nothing.
+    if (n < 32 || g_count.load(std::memory_order_acquire) >= before) return;
   }
-  // Outside the lock: forget_direct_fd releases the entry itself.
-  for (const auto& e : hit) e.second->forget_direct_fd(e.first);
 }
 
 void private_fd_atfork_prepare() { g_mu.lock(); }

@@ -14,7 +14,8 @@ namespace hybridio {
 class File;
 
 // Moves `fd` into the private range and records `owner`; returns the
-// descriptor to use (the old one if it could not be moved).
+// descriptor to use (the old one if it could not be moved), or -ENOMEM
+// (`fd` closed) when there is no memory to record it.  Never throws.
 int adopt_private_fd(int fd, File* owner);
 
 // Forgets `fd` before the library closes it itself.

@@ -8,13 +8,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <new>
-#include <vector>
 
 #include "buffer_pool.h"
+#include "ring_loop.h"
 #include "stats.h"
+#include "syscall_table.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -41,7 +41,7 @@ struct Version {
 
 bool version_of(int fd, Version* v) {
   struct stat st;
-  if (fstat(fd, &st) != 0) return false;
+  if (sys().fstat(fd, &st) != 0) return false;
   v->ctime_ns = ns_of(st.st_ctim);
   v->size = st.st_size;
   return true;
@@ -63,24 +63,44 @@ struct ReadAhead::Window {
   const pid_t pid;
   std::mutex mu;
   io_uring ring{};
+  RingLoop loop;
   bool ring_ok = false;
   bool ring_failed = false;    // no ring (io_uring unusable, no memory): never read ahead
-  bool broken = false;         // a wait on the ring failed: its buffers can never be reused
-  std::deque<Slot> slots;      // in file order; front = the next read expected
-  uint64_t front_seq = 0;      // user_data of slots.front()
-  std::vector<PoolBuffer> spare;  // released staging buffers of the current size
+  bool broken = false;         // the ring refused work (ring_loop.h): never read ahead again
+  // The reads in flight, in file order: a fixed ring of slots (nothing is
+  // allocated on the read path); index 0 = the next read expected.
+  Slot slots[kRingEntries];
+  unsigned first = 0;          // position of index 0 in `slots`
+  unsigned count = 0;
+  uint64_t front_seq = 0;      // user_data of index 0
+  PoolBuffer spare[kRingEntries];  // released staging buffers of the current size
+  unsigned nspare = 0;
   std::atomic<uint64_t> staged{0};
   uint64_t stream_end = ~0ULL;  // where the previous direct read ended
   Version version;             // the file when the window started
+
+  Slot& at(size_t i) { return slots[(first + i) % kRingEntries]; }
+  Slot& front() { return at(0); }
+  Slot& back() { return at(count - 1); }
+  bool empty() const { return count == 0; }
+  void push_back(Slot&& s) { at(count++) = std::move(s); }
+  void pop_front() {
+    front() = Slot{};
+    first = (first + 1) % kRingEntries;
+    --count;
+    ++front_seq;
+  }
+  void drop_spares() {
+    while (nspare) spare[--nspare].reset();
+  }
 
   bool acquire(uint64_t len, PoolBuffer* out) {
     if (g_staged.fetch_add(len, std::memory_order_relaxed) + len > kProcessLimit) {
       g_staged.fetch_sub(len, std::memory_order_relaxed);
       return false;
     }
-    if (!spare.empty() && spare.back().size() >= len) {
-      *out = std::move(spare.back());
-      spare.pop_back();
+    if (nspare && spare[nspare - 1].size() >= len) {
+      *out = std::move(spare[--nspare]);
     } else {
       *out = BufferPool::get().acquire(len);
     }
@@ -95,52 +115,37 @@ struct ReadAhead::Window {
   void release(Slot& s) {
     g_staged.fetch_sub(s.len, std::memory_order_relaxed);
     staged.fetch_sub(s.len, std::memory_order_relaxed);
-    if (s.buf.size() >= s.len && spare.size() < kRingEntries) spare.push_back(std::move(s.buf));
+    if (s.buf.size() >= s.len && nspare < kRingEntries) spare[nspare++] = std::move(s.buf);
     s.buf.reset();
   }
 
+  // A completion of the window's ring (a no-op nobody waits for has no slot).
+  void complete(uint64_t user_data, int res) {
+    const uint64_t k = user_data - front_seq;
+    if (k < count) {
+      at(k).done = true;
+      at(k).res = res;
+    }
+  }
+
   // Reaps completions until slot `i` is done (submitting whatever a busy
-  // ring left unsubmitted); false if the ring failed.
+  // ring left unsubmitted).  false: it never will be - the ring failed and
+  // gave every read its result, or nothing of it is in flight.
   bool wait(size_t i) {
-    while (!slots[i].done) {
-      io_uring_cqe* cqe = nullptr;
-      if (io_uring_peek_cqe(&ring, &cqe) != 0) {
-        int rc = io_uring_submit_and_wait(&ring, 1);
-        if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY) continue;
-        if (rc < 0) return false;
-        continue;
-      }
-      const uint64_t k = io_uring_cqe_get_data64(cqe) - front_seq;
-      if (k < slots.size()) {
-        slots[k].done = true;
-        slots[k].res = cqe->res;
-      }
-      io_uring_cqe_seen(&ring, cqe);
+    while (!at(i).done) {
+      if (broken || loop.idle()) return false;
+      if (loop.pump([this](uint64_t data, int res) { complete(data, res); }) < 0) broken = true;
     }
     return true;
   }
 
-  // The ring can no longer be waited on: reads may still land in the
-  // slots' buffers, so they are never handed out again (leaked), and the
-  // window is never used again.
-  void abandon() {
-    broken = true;
-    for (Slot& s : slots) new (std::nothrow) PoolBuffer(std::move(s.buf));
-    slots.clear();
-  }
-
   // Gives the window up: waits for what is in flight, keeps the buffers.
+  // Once wait() is done nothing of a slot is in the kernel's hands.
   void clear() {
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (!wait(i)) {
-        abandon();
-        return;
-      }
-    }
-    while (!slots.empty()) {
-      release(slots.front());
-      slots.pop_front();
-      ++front_seq;
+    for (size_t i = 0; i < count; ++i) wait(i);
+    while (!empty()) {
+      release(front());
+      pop_front();
     }
   }
 
@@ -158,13 +163,14 @@ struct ReadAhead::Window {
       return false;
     }
     ring_ok = true;
+    loop.reset(&ring);
     return true;
   }
 
   ~Window() {
     clear();
-    spare.clear();
-    if (ring_ok && !broken) close_ring(&ring);
+    drop_spares();
+    if (ring_ok) close_ring(&ring);
   }
 };
 
@@ -197,8 +203,8 @@ uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t off
   Window* w = window_.load(std::memory_order_acquire);
   if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
   std::lock_guard<std::mutex> lock(w->mu);
-  if (w->slots.empty()) return 0;
-  Window::Slot& s = w->slots.front();
+  if (w->empty()) return 0;
+  Window::Slot& s = w->front();
   // Not what the window holds (a read elsewhere or of another size), or the ring failed.
   if (s.offset != offset || s.len != len || !w->wait(0)) {
     w->drop_unused(stats);
@@ -213,8 +219,7 @@ uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t off
   }
   memcpy(buf, s.buf.data(), len);
   w->release(s);
-  w->slots.pop_front();
-  ++w->front_seq;
+  w->pop_front();
   stats.add(stats.read_ahead_hits);
   stats.add(stats.read_ahead_bytes, len);
   return len;
@@ -229,13 +234,11 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
   // A window of fewer than two requests does no better than the request's
   // own chunks in flight.
   if (!sequential || ahead < 2 * len) {
-    if (!w->slots.empty()) {
-      w->drop_unused(stats);
-    }
+    if (!w->empty()) w->drop_unused(stats);
     return;
   }
   if (w->broken || !w->ensure_ring()) return;  // never again on this file
-  if (w->slots.empty()) {
+  if (w->empty()) {
     // Start: only on a file that has been quiet for longer than any
     // timestamp resolution (read_ahead.h).
     Version v;
@@ -244,13 +247,13 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
     if (ns_of(now) - v.ctime_ns < quiet_ns()) return;
     w->version = v;
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if (!w->spare.empty() && w->spare.front().size() != (len + page - 1) / page * page) w->spare.clear();
+    if (w->nspare && w->spare[0].size() != (len + page - 1) / page * page) w->drop_spares();
   }
-  uint64_t next = w->slots.empty() ? offset + len : w->slots.back().offset + w->slots.back().len;
+  uint64_t next = w->empty() ? offset + len : w->back().offset + w->back().len;
   unsigned queued = 0;
   // Only whole requests within the size seen at the start: the last, short
   // one is the caller's own read, which reports EOF itself.
-  while (w->slots.size() < kRingEntries && (w->slots.size() + 1) * len <= ahead &&
+  while (w->count < kRingEntries && (w->count + 1) * len <= ahead &&
          next + len <= static_cast<uint64_t>(w->version.size)) {
     io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);
     if (!sqe) break;
@@ -265,18 +268,18 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
     s.offset = next;
     s.len = len;
     io_uring_prep_read(sqe, dfd, s.buf.data(), static_cast<unsigned>(len), next);
-    io_uring_sqe_set_data64(sqe, w->front_seq + w->slots.size());
-    w->slots.push_back(std::move(s));
+    io_uring_sqe_set_data64(sqe, w->front_seq + w->count);
+    w->push_back(std::move(s));
     next += len;
     ++queued;
   }
   if (!queued) return;
-  int rc;
-  do rc = io_uring_submit(&w->ring);
-  while (rc == -EINTR);
-  // -EAGAIN/-EBUSY: left in the ring, submitted by the next wait.  Anything
-  // else: the ring is unusable; give the window up for good.
-  if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) w->abandon();
+  // Busy: left in the ring, submitted by the next wait.  A ring that refuses
+  // work gave every read its result (ring_loop.h): give the window up for good.
+  if (w->loop.submit([w](uint64_t data, int res) { w->complete(data, res); }) < 0) {
+    w->broken = true;
+    w->clear();
+  }
 }
 
 void ReadAhead::drop() {
@@ -284,7 +287,7 @@ void ReadAhead::drop() {
   if (!w || w->pid != getpid()) return;
   std::lock_guard<std::mutex> lock(w->mu);
   w->clear();
-  w->spare.clear();
+  w->drop_spares();
   w->stream_end = ~0ULL;
 }
 

@@ -17,13 +17,14 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <vector>
 
 #include "buffer_pool.h"
 #include "checked_copy.h"
 #include "log.h"
+#include "ring_loop.h"
 #include "runtime.h"
 #include "stats.h"
+#include "syscall_table.h"
 
 namespace hybridio {
 namespace {
@@ -113,12 +114,12 @@ struct ThreadRing {
   bool ok = false;
   unsigned entries = 0;
   uint64_t generation = 0;
-  // Staging slots for misaligned (bounce) bodies.
-  std::vector<PoolBuffer> slots;
+  // Staging slots for misaligned (bounce) bodies: `nslots` of `slot_size`.
+  PoolBuffer* slots = nullptr;
+  unsigned nslots = 0;
   uint64_t slot_size = 0;
   bool registered = false;       // slots are fixed buffers of the ring
   bool ring_registered = false;  // the ring is reached by its registered index
-  std::vector<int> results;  // per chunk of the current request
 
   bool fd_less = false;           // transparent mode: no descriptor, fixed-file slots for pinned requests
 
@@ -140,7 +141,13 @@ struct ThreadRing {
     ok = false;
     fd_less = false;
     registered = false;
-    slots.clear();
+    release_slots();
+  }
+
+  void release_slots() {
+    delete[] slots;
+    slots = nullptr;
+    nslots = 0;
     slot_size = 0;
   }
 
@@ -181,27 +188,31 @@ struct ThreadRing {
     return 0;
   }
 
+  // `count` (at most kMaxQueueDepth) staging slots of `size` bytes; false
+  // when there is no memory for them.
   bool ensure_slots(unsigned count, uint64_t size) {
-    if (slots.size() >= count && slot_size == size) return true;
+    if (nslots >= count && slot_size == size) return true;
     if (registered) {
       register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
       registered = false;
     }
-    slots.clear();
-    slot_size = size;
+    release_slots();
+    slots = new (std::nothrow) PoolBuffer[count];
+    if (!slots) return false;
+    iovec iov[kMaxQueueDepth];
     for (unsigned i = 0; i < count; ++i) {
-      slots.push_back(BufferPool::get().acquire(size));
-      if (!slots.back()) {
-        slots.clear();
-        slot_size = 0;
+      slots[i] = BufferPool::get().acquire(size);
+      if (!slots[i]) {
+        release_slots();
         return false;
       }
+      iov[i] = {slots[i].data(), size};
     }
-    std::vector<iovec> iov(count);
-    for (unsigned i = 0; i < count; ++i) iov[i] = {slots[i].data(), size};
+    nslots = count;
+    slot_size = size;
     // Fixed buffers save the per-I/O page pinning; refused (RLIMIT_MEMLOCK,
     // a kernel before 6.3) is fine: plain reads and writes of the same slots.
-    registered = register_call(IORING_REGISTER_BUFFERS, iov.data(), count) == 0;
+    registered = register_call(IORING_REGISTER_BUFFERS, iov, count) == 0;
     return true;
   }
 
@@ -260,8 +271,8 @@ io_uring* ring_for(unsigned depth) {
 
 ssize_t sync_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset) {
   for (;;) {
-    ssize_t n = op == HIO_OP_READ ? ::pread(fd, buf, len, static_cast<off_t>(offset))
-                                  : ::pwrite(fd, buf, len, static_cast<off_t>(offset));
+    ssize_t n = op == HIO_OP_READ ? sys().pread(fd, buf, len, static_cast<off_t>(offset))
+                                  : sys().pwrite(fd, buf, len, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     return n < 0 ? -errno : n;
   }
@@ -291,7 +302,7 @@ bool transparent_mode() { return g_transparent.load(std::memory_order_acquire); 
 
 io_uring* calling_thread_ring(unsigned depth) {
   if (!uring_usable()) return nullptr;
-  return ring_for(std::clamp<unsigned>(depth, 1, 256));
+  return ring_for(std::clamp<unsigned>(depth, 1, kMaxQueueDepth));
 }
 
 int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats) {
@@ -336,154 +347,212 @@ bool uring_usable() {
   return ring_for(current_settings().queue_depth) != nullptr;
 }
 
+namespace {
+
+// One parallel_direct() call: its chunks, submitted in order, completed in
+// any order.  Allocates nothing: a chunk's staging slot and number travel
+// in its user_data, and only the lowest chunk that failed or came back
+// short is kept (every chunk before it completed whole).
+class ChunkedTransfer {
+ public:
+  ChunkedTransfer(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, bool bounce, bool fixed_file,
+                  unsigned qd, uint64_t chunk, ThreadRing& t, Stats& stats)
+      : op_(op), fd_(fd), buf_(buf), len_(len), offset_(offset), bounce_(bounce), fixed_file_(fixed_file),
+        qd_(qd), chunk_(chunk), nchunks_((len + chunk - 1) / chunk), t_(t), stats_(stats) {
+    if (bounce_)
+      for (unsigned i = qd_; i-- > 0;) free_slots_[nfree_++] = static_cast<int>(i);
+  }
+
+  // Keeps up to the queue depth of chunks in flight until the prefix's end
+  // is known and nothing is in flight any more.
+  void run() {
+    RingLoop loop(&t_.ring);
+    auto on_completion = [this](uint64_t data, int res) { complete(data, res); };
+    while ((!stop_ && next_ < nchunks_) || inflight_ > 0) {
+      while (!stop_ && next_ < nchunks_ && inflight_ < qd_) {
+        io_uring_sqe* sqe = io_uring_get_sqe(&t_.ring);
+        if (!sqe) break;
+        prepare(sqe);
+        // A staged write starts at once, so the next chunk's copy overlaps it.
+        if (bounce_ && op_ == HIO_OP_WRITE) ring_failed(loop.submit(on_completion));
+      }
+      ring_failed(loop.pump(on_completion));
+    }
+  }
+
+  uint64_t submitted() const { return next_; }
+  // The furthest byte any submitted chunk may have reached: a failed chunk
+  // may still have written part of its range (an EIO after allocation).
+  uint64_t submitted_end() const { return next_ ? std::min(len_, next_ * chunk_) : 0; }
+  bool ring_error() const { return ring_error_ != 0; }
+
+  // The contiguous prefix transferred and the errno that ended it.
+  ChunkedResult result() const {
+    ChunkedResult out;
+    if (bad_chunk_ != kNone) {
+      out.done = bad_chunk_ * chunk_ + (bad_res_ > 0 ? static_cast<uint64_t>(bad_res_) : 0);
+      if (bad_res_ < 0) out.error = -bad_res_;
+    } else {
+      out.done = submitted_end();
+      if (out.done < len_) out.error = ring_error_;  // the ring stopped before the end
+    }
+    return out;
+  }
+
+ private:
+  static constexpr uint64_t kNone = ~0ULL;
+
+  uint64_t chunk_len(uint64_t k) const { return std::min(chunk_, len_ - k * chunk_); }
+
+  // Chunk next_ into `sqe`: on the caller's memory, or through a staging slot.
+  void prepare(io_uring_sqe* sqe) {
+    const uint64_t k = next_++;
+    const unsigned n = static_cast<unsigned>(chunk_len(k));
+    const uint64_t at = offset_ + k * chunk_;
+    const bool write = op_ == HIO_OP_WRITE;
+    char* io_buf = buf_ + k * chunk_;
+    int slot = -1;
+    if (bounce_) {
+      slot = free_slots_[--nfree_];
+      char* staging = t_.slots[slot].data();
+      if (write) memcpy(staging, io_buf, n);
+      io_buf = staging;
+    }
+    if (slot >= 0 && t_.registered) {
+      if (write)
+        io_uring_prep_write_fixed(sqe, fd_, io_buf, n, at, slot);
+      else
+        io_uring_prep_read_fixed(sqe, fd_, io_buf, n, at, slot);
+    } else if (write) {
+      io_uring_prep_write(sqe, fd_, io_buf, n, at);
+    } else {
+      io_uring_prep_read(sqe, fd_, io_buf, n, at);
+    }
+    io_uring_sqe_set_data64(sqe, (k << 9) | static_cast<uint64_t>(slot + 1));
+    if (fixed_file_) sqe->flags |= IOSQE_FIXED_FILE;
+    ++inflight_;
+  }
+
+  void complete(uint64_t data, int res) {
+    const uint64_t k = data >> 9;
+    const int slot = static_cast<int>(data & 511) - 1;
+    const uint64_t n = chunk_len(k);
+    char* user = buf_ + k * chunk_;
+    char* io_buf = slot >= 0 ? t_.slots[slot].data() : user;
+    // A fixed file has no descriptor to retry on synchronously: its
+    // -EAGAIN ends the prefix like an error, and the caller redoes the rest.
+    res = chunk_result(op_, fixed_file_ ? -1 : fd_, io_buf, n, offset_ + k * chunk_, res, stats_);
+    if (res > 0 && slot >= 0 && op_ == HIO_OP_READ) {
+      // Under the shim the caller's memory is not trusted (checked_copy.h).
+      if (fixed_file_) {
+        const size_t copied = copy_checked(io_buf, user, static_cast<size_t>(res), false);
+        if (copied < static_cast<size_t>(res)) res = copied ? static_cast<int>(copied) : -EFAULT;
+      } else {
+        memcpy(user, io_buf, static_cast<size_t>(res));
+      }
+    }
+    if (slot >= 0) free_slots_[nfree_++] = slot;
+    if (res < 0 || static_cast<uint64_t>(res) < n) {
+      stop_ = true;
+      if (bad_chunk_ == kNone || k < bad_chunk_) {
+        bad_chunk_ = k;
+        bad_res_ = res;
+      }
+    }
+    --inflight_;
+  }
+
+  // The ring refused work (ring_loop.h): every chunk is accounted for by
+  // now; submit nothing more.
+  void ring_failed(int rc) {
+    if (rc >= 0) return;
+    if (!ring_error_) HIO_WARN("io_uring: %s; the request ends where its chunks did", strerror(-rc));
+    ring_error_ = -rc;
+    stop_ = true;
+  }
+
+  const hio_op op_;
+  const int fd_;
+  char* const buf_;
+  const uint64_t len_, offset_;
+  const bool bounce_, fixed_file_;
+  const unsigned qd_;
+  const uint64_t chunk_, nchunks_;
+  ThreadRing& t_;
+  Stats& stats_;
+  int free_slots_[kMaxQueueDepth];
+  unsigned nfree_ = 0;
+  uint64_t next_ = 0;      // next chunk to submit
+  unsigned inflight_ = 0;  // prepared and not yet completed
+  bool stop_ = false;      // the prefix's end is known: submit nothing more
+  uint64_t bad_chunk_ = kNone;
+  int bad_res_ = 0;
+  int ring_error_ = 0;
+};
+
+// A direct write past EOF is an "extending" write: ext4 (and others) run it
+// under the exclusive inode lock and complete it synchronously, so its
+// chunks would go one at a time.  Allocating the range first (fallocate
+// mode 0: blocks as unwritten extents, the size only ever grows, to no more
+// than this request's end) turns every chunk into an overwrite within the
+// size, which runs in parallel.  Whether it did.
+bool preallocate(int fd, uint64_t offset, uint64_t len, off_t size_before) {
+  if (size_before < 0 || offset + len <= static_cast<uint64_t>(size_before)) return false;
+  return sys().fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0;
+}
+
+// A write that reports less than it moved: later chunks may have grown the
+// file past the prefix (up to `reach` bytes from `offset`).  Gives the file
+// the size a synchronous write reporting `done` would have left - only if
+// nobody else grew it further meanwhile (then the size is theirs to keep).
+void trim_to_prefix(int fd, uint64_t offset, uint64_t done, uint64_t reach, off_t size_before, Stats& stats) {
+  if (size_before < 0 || reach <= done) return;
+  struct stat after {};
+  // Nothing reported written: the size stays; else at least the end of the prefix.
+  const uint64_t keep = std::max<uint64_t>(static_cast<uint64_t>(size_before), done ? offset + done : 0);
+  if (sys().fstat(fd, &after) == 0 && static_cast<uint64_t>(after.st_size) > keep &&
+      static_cast<uint64_t>(after.st_size) <= offset + reach) {
+    if (sys().ftruncate(fd, static_cast<off_t>(keep)) == 0) stats.add(stats.uring_trimmed);
+  }
+}
+
+}  // namespace
+
 ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset,
                               bool bounce, const EngineSettings& settings, Stats& stats, bool fixed_file) {
   ChunkedResult out;
-  if (fixed_file && op != HIO_OP_READ) {
+  const bool write = op == HIO_OP_WRITE;
+  if (fixed_file && write) {
     out.error = EINVAL;  // reads only: see the header
     return out;
   }
-  const unsigned qd = std::clamp<uint32_t>(settings.queue_depth, 1, 256);
-  const uint64_t chunk = settings.chunk_size;
-  const uint64_t nchunks = (len + chunk - 1) / chunk;
+  const unsigned qd = std::clamp<uint32_t>(settings.queue_depth, 1, kMaxQueueDepth);
   io_uring* ring = ring_for(qd);
   ThreadRing& t = thread_ring();
-  if (!ring || (bounce && !t.ensure_slots(qd, chunk))) {
-    // Not expected (the caller checked uring_usable); do it synchronously.
+  if (!ring || (bounce && !t.ensure_slots(qd, settings.chunk_size))) {
+    // Not expected (the caller checked uring_usable; or no memory for the
+    // staging slots): the caller does it synchronously.
     out.error = EAGAIN;
     return out;
   }
-  std::vector<int>& results = t.results;
-  results.assign(nchunks, 0);
-
   struct stat before {};
-  const bool write = op == HIO_OP_WRITE;
-  if (write && fstat(fd, &before) != 0) before.st_size = -1;
-  // A direct write past EOF is an "extending" write: ext4 (and others) run
-  // it under the exclusive inode lock and complete it synchronously, so its
-  // chunks would go one at a time.  Allocating the range first
-  // (fallocate mode 0: blocks as unwritten extents, the size only ever
-  // grows, to no more than this request's end) turns every chunk into an
-  // overwrite within the size, which runs in parallel.
-  bool preallocated = false;
-  if (write && before.st_size >= 0 && offset + len > static_cast<uint64_t>(before.st_size))
-    preallocated = fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0;
+  if (write && sys().fstat(fd, &before) != 0) before.st_size = -1;
+  const bool preallocated = write && preallocate(fd, offset, len, before.st_size);
 
-  auto chunk_len = [&](uint64_t k) { return std::min(chunk, len - k * chunk); };
-  std::vector<int> free_slots;
-  if (bounce)
-    for (unsigned i = qd; i-- > 0;) free_slots.push_back(static_cast<int>(i));
-
-  uint64_t next = 0;      // next chunk to submit
-  unsigned inflight = 0;
-  bool stop = false;      // the prefix's end is known: submit nothing more
-  uint64_t submitted_chunks = 0;
+  ChunkedTransfer transfer(op, fd, buf, len, offset, bounce, fixed_file, qd, settings.chunk_size, t, stats);
   stats.add(stats.uring_requests);
-
-  while ((!stop && next < nchunks) || inflight > 0) {
-    while (!stop && next < nchunks && inflight < qd) {
-      io_uring_sqe* sqe = io_uring_get_sqe(ring);
-      if (!sqe) break;
-      const uint64_t k = next, n = chunk_len(k);
-      char* user = buf + k * chunk;
-      int slot = -1;
-      if (bounce) {
-        slot = free_slots.back();
-        free_slots.pop_back();
-        char* staging = t.slots[static_cast<size_t>(slot)].data();
-        if (write) memcpy(staging, user, n);
-        if (t.registered) {
-          if (write)
-            io_uring_prep_write_fixed(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk, slot);
-          else
-            io_uring_prep_read_fixed(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk, slot);
-        } else if (write) {
-          io_uring_prep_write(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk);
-        } else {
-          io_uring_prep_read(sqe, fd, staging, static_cast<unsigned>(n), offset + k * chunk);
-        }
-      } else if (write) {
-        io_uring_prep_write(sqe, fd, user, static_cast<unsigned>(n), offset + k * chunk);
-      } else {
-        io_uring_prep_read(sqe, fd, user, static_cast<unsigned>(n), offset + k * chunk);
-      }
-      io_uring_sqe_set_data64(sqe, (k << 9) | static_cast<uint64_t>(slot + 1));
-      if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
-      ++next;
-      ++inflight;
-      ++submitted_chunks;
-      // A staged write starts at once, so the next chunk's copy overlaps it.
-      if (bounce && write) io_uring_submit(ring);
-    }
-    int rc = io_uring_submit_and_wait(ring, 1);
-    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-      // Not an I/O error but the ring refusing to enter.  The kernel may
-      // still be moving data into the caller's buffer, so never return with
-      // chunks in flight: stop submitting and keep waiting for them.
-      if (!stop) HIO_WARN("io_uring_submit_and_wait: %s; waiting for the chunks in flight", strerror(-rc));
-      stop = true;
-      usleep(1000);
-    }
-    io_uring_cqe* cqe;
-    unsigned head, seen = 0;
-    io_uring_for_each_cqe(ring, head, cqe) {
-      ++seen;
-      const uint64_t data = io_uring_cqe_get_data64(cqe);
-      const uint64_t k = data >> 9;
-      const int slot = static_cast<int>(data & 511) - 1;
-      const uint64_t n = chunk_len(k);
-      char* user = buf + k * chunk;
-      char* io_buf = slot >= 0 ? t.slots[static_cast<size_t>(slot)].data() : user;
-      // A fixed file has no descriptor to retry on synchronously: its
-      // -EAGAIN ends the prefix like an error, and the caller redoes the rest.
-      int res = chunk_result(op, fixed_file ? -1 : fd, io_buf, n, offset + k * chunk, cqe->res, stats);
-      if (res > 0 && slot >= 0 && !write) {
-        // Under the shim the caller's memory is not trusted (checked_copy.h).
-        if (fixed_file) {
-          const size_t copied = copy_checked(io_buf, user, static_cast<size_t>(res), false);
-          if (copied < static_cast<size_t>(res)) res = copied ? static_cast<int>(copied) : -EFAULT;
-        } else {
-          memcpy(user, io_buf, static_cast<size_t>(res));
-        }
-      }
-      if (slot >= 0) free_slots.push_back(slot);
-      results[k] = res;
-      if (res < 0 || static_cast<uint64_t>(res) < n) stop = true;
-      --inflight;
-    }
-    io_uring_cq_advance(ring, seen);
-  }
-  stats.add(stats.uring_chunks, submitted_chunks);
-
-  // The furthest byte any submitted chunk may have reached: a failed chunk
-  // may still have written part of its range (an EIO after allocation).
-  const uint64_t submitted_end = next ? std::min(len, next * chunk) : 0;
-  for (uint64_t k = 0; k < next && !out.error; ++k) {
-    const int res = results[k];
-    if (res < 0) {
-      out.error = -res;
-      break;
-    }
-    out.done += static_cast<uint64_t>(res);
-    if (static_cast<uint64_t>(res) < chunk_len(k)) break;
-  }
-
-  // A write that reports less than it moved: later chunks may have grown
-  // the file past the prefix.  Give the file the size a synchronous write
-  // reporting this prefix would have left - only if nobody else grew it
-  // further meanwhile (then the size is theirs to keep).
-  const uint64_t reach = preallocated ? len : submitted_end;  // how far this call may have grown the file
-  if (write && out.done < len && reach > out.done && before.st_size >= 0) {
-    struct stat after {};
-    // Nothing reported written: the size stays; else at least the end of the prefix.
-    const uint64_t keep = std::max<uint64_t>(static_cast<uint64_t>(before.st_size),
-                                             out.done ? offset + out.done : 0);
-    if (fstat(fd, &after) == 0 && static_cast<uint64_t>(after.st_size) > keep &&
-        static_cast<uint64_t>(after.st_size) <= offset + reach) {
-      if (ftruncate(fd, static_cast<off_t>(keep)) == 0) stats.add(stats.uring_trimmed);
-    }
-  }
+  transfer.run();
+  stats.add(stats.uring_chunks, transfer.submitted());
+  out = transfer.result();
+  if (write && out.done < len)
+    trim_to_prefix(fd, offset, out.done, preallocated ? len : transfer.submitted_end(), before.st_size, stats);
+  // A ring that refused to enter is replaced at the next request (nothing
+  // of it is in flight now).  Not under a pinned request, which holds its
+  // fixed-file slots.
+  if (transfer.ring_error() && !fixed_file) t.close();
   return out;
 }
+
+void discard_calling_thread_ring() { thread_ring().close(); }
 
 }  // namespace hybridio

@@ -59,6 +59,11 @@ void set_transparent_mode(bool on);
 bool transparent_mode();
 constexpr unsigned kPinnedSlots = 2;
 
+// The most chunks in flight per request (HYBRIDIO_QUEUE_DEPTH's bound):
+// the engine's per-request bookkeeping is sized by it, so the I/O path
+// allocates nothing.
+constexpr unsigned kMaxQueueDepth = 256;
+
 struct ChunkedResult {
   uint64_t done = 0;  // contiguous prefix transferred
   int error = 0;      // errno that ended the prefix (0: complete, or short)
@@ -85,6 +90,9 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
 // calling thread may use it, and never with a parallel_direct() call of
 // its own in progress.
 io_uring* calling_thread_ring(unsigned depth);
+// Closes the calling thread's ring (nothing of it may be in flight): after
+// it refused to enter (ring_loop.h), the next use opens a fresh one.
+void discard_calling_thread_ring();
 
 // A ring that any thread may use (one at a time; no SINGLE_ISSUER, no
 // registered ring index), on a high descriptor number: for state shared by

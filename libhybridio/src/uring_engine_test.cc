@@ -28,8 +28,9 @@
 
 #include "hybridio/hybridio.h"
 #include "runtime.h"
-#include "file_bytes.h"
 #include "engine_fixture.h"
+#include "expect_bytes.h"
+#include "file_bytes.h"
 
 namespace hybridio {
 namespace {
@@ -90,11 +91,11 @@ TEST_F(UringEngine, AlignedAndBouncedBodiesAreByteExact) {
     ASSERT_EQ(hio_pwrite(f, w.at(misalign), len, 4096), static_cast<ssize_t>(len)) << misalign;
     memset(r.at(misalign), 0, len);
     ASSERT_EQ(hio_pread(f, r.at(misalign), len, 4096), static_cast<ssize_t>(len)) << misalign;
-    EXPECT_EQ(memcmp(r.at(misalign), data.data(), len), 0) << "read back, misalign " << misalign;
+    EXPECT_TRUE(testing::same_bytes(r.at(misalign), data.data(), len)) << "read back, misalign " << misalign;
     ASSERT_EQ(hio_close(f), 0);
     std::vector<char> disk = testing::file_bytes(path);
     ASSERT_EQ(disk.size(), len + 4096);
-    EXPECT_EQ(memcmp(disk.data() + 4096, data.data(), len), 0) << "on disk, misalign " << misalign;
+    EXPECT_TRUE(testing::same_bytes(disk.data() + 4096, data.data(), len)) << "on disk, misalign " << misalign;
     for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(disk[i], 0);
   }
   hio_stats s = stats();
@@ -128,7 +129,7 @@ TEST_F(UringEngine, ConcurrentThreadsUseTheirOwnRings) {
   ASSERT_EQ(hio_close(f), 0);
   std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), 4 * len);
-  for (unsigned t = 0; t < 4; ++t) EXPECT_EQ(memcmp(disk.data() + t * len, parts[t].data(), len), 0) << t;
+  for (unsigned t = 0; t < 4; ++t) EXPECT_TRUE(testing::same_bytes(disk.data() + t * len, parts[t].data(), len)) << t;
 }
 
 // A chunk in the middle fails: the call reports exactly the bytes before it,
@@ -156,9 +157,7 @@ TEST_F(UringEngine, FailedChunkEndsTheWriteWithTheExactPrefix) {
     EXPECT_EQ(static_cast<uint64_t>(st.st_size), 5 * 64 * K);
     ASSERT_EQ(hio_close(f), 0);
     set_completion_hook(nullptr);
-    std::vector<char> disk = testing::file_bytes(path);
-    ASSERT_EQ(disk.size(), 5 * 64 * K);
-    EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
+    ASSERT_TRUE(testing::file_holds(path, 5 * 64 * K, 0, data.data(), 5 * 64 * K));
   }
   EXPECT_GT(stats().uring_trimmed, 0u);
 }
@@ -182,7 +181,7 @@ TEST_F(UringEngine, FailedOverwriteKeepsTheSize) {
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), 2 * len);
   ASSERT_EQ(hio_close(f), 0);
   std::vector<char> disk = testing::file_bytes(path);
-  EXPECT_EQ(memcmp(disk.data(), data.data(), 64 * K), 0);
+  EXPECT_TRUE(testing::same_bytes(disk.data(), data.data(), 64 * K));
 }
 
 // A short chunk (a full device that then recovers, EOF) ends the direct
@@ -207,11 +206,9 @@ TEST_F(UringEngine, ShortChunkIsFinishedThroughTheCache) {
   g_fail_offset = 7 * 64 * K;
   g_fail_res = 512;
   EXPECT_EQ(hio_pread(f, r.at(0), len, 0), static_cast<ssize_t>(len));
-  EXPECT_EQ(memcmp(r.at(0), data.data(), len), 0);
+  EXPECT_TRUE(testing::same_bytes(r.at(0), data.data(), len));
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), len);
-  EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
+  ASSERT_TRUE(testing::file_holds(path, len, 0, data.data(), len));
 }
 
 TEST_F(UringEngine, FailedReadChunkReportsThePrefix) {
@@ -229,7 +226,7 @@ TEST_F(UringEngine, FailedReadChunkReportsThePrefix) {
     g_fail_offset = 9 * 64 * K;
     g_fail_res = -EIO;
     EXPECT_EQ(hio_pread(f, r.at(misalign), len, 0), static_cast<ssize_t>(9 * 64 * K));
-    EXPECT_EQ(memcmp(r.at(misalign), data.data(), 9 * 64 * K), 0);
+    EXPECT_TRUE(testing::same_bytes(r.at(misalign), data.data(), 9 * 64 * K));
     g_fail_offset = 0;
     EXPECT_EQ(hio_pread(f, r.at(misalign), len, 0), -EIO);
   }
@@ -252,9 +249,7 @@ TEST_F(UringEngine, EagainIsRetriedNotReported) {
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_EQ(stats().uring_retries, 1u);
   EXPECT_EQ(stats().bytes[HIO_OP_WRITE][HIO_PATH_DIRECT], len);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), len);
-  EXPECT_EQ(memcmp(disk.data(), data.data(), len), 0);
+  ASSERT_TRUE(testing::file_holds(path, len, 0, data.data(), len));
 }
 
 // A real full device: a small ext4 image on a loop device (root only).
@@ -304,9 +299,7 @@ TEST_F(UringEngine, EnospcOnATinyFilesystemIsExact) {
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), off);
   EXPECT_EQ(hio_fsync(f), 0);
   EXPECT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), off);
-  EXPECT_EQ(memcmp(disk.data(), data.data(), disk.size()), 0);
+  ASSERT_TRUE(testing::file_holds(path, off, 0, data.data(), off));
   EXPECT_GT(stats().uring_requests, 0u);
 }
 
@@ -366,7 +359,7 @@ TEST_F(Fallback, ForcedOffIsByteExactAndCounted) {
     ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
     ASSERT_EQ(hio_pwrite(f, w.at(misalign), len, 0), static_cast<ssize_t>(len));
     ASSERT_EQ(hio_pread(f, r.at(misalign), len, 0), static_cast<ssize_t>(len));
-    EXPECT_EQ(memcmp(r.at(misalign), data.data(), len), 0);
+    EXPECT_TRUE(testing::same_bytes(r.at(misalign), data.data(), len));
     ASSERT_EQ(hio_close(f), 0);
   }
   hio_stats s = stats();
@@ -423,7 +416,7 @@ TEST_F(Fallback, SeccompRefusingIoUringFallsBackSilently) {
   std::vector<char> disk = testing::file_bytes(path);
   std::vector<char> data = testing::random_bytes(1 * M, 10);
   ASSERT_EQ(disk.size(), 3 * M);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(memcmp(disk.data() + i * M, data.data(), M), 0);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(testing::same_bytes(disk.data() + i * M, data.data(), M));
 }
 
 TEST(EngineSettings, OutOfRangeValuesAreClamped) {

@@ -9,28 +9,33 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <list>
+#include <new>
 #include <thread>
 
 #include "buffer_pool.h"
 #include "log.h"
+#include "ring_loop.h"
 #include "runtime.h"
 #include "stats.h"
+#include "syscall_table.h"
 #include "uring_engine.h"
 
 namespace hybridio {
 
-void WriteBehindFile::add(uint64_t offset, uint64_t len) {
+void WriteBehindFile::add(Range* r) {
   std::lock_guard<std::mutex> lock(mu_);
-  ranges_.emplace_back(offset, len);
+  r->prev = nullptr;
+  r->next = ranges_;
+  if (ranges_) ranges_->prev = r;
+  ranges_ = r;
   pending_.fetch_add(1, std::memory_order_release);
 }
 
-void WriteBehindFile::done(uint64_t offset, uint64_t len, int error) {
+void WriteBehindFile::done(Range* r, int error) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find(ranges_.begin(), ranges_.end(), std::make_pair(offset, len));
-  if (it != ranges_.end()) ranges_.erase(it);
+  (r->prev ? r->prev->next : ranges_) = r->next;
+  if (r->next) r->next->prev = r->prev;
+  r->prev = r->next = nullptr;
   if (error && !error_) error_ = error;
   pending_.fetch_sub(1, std::memory_order_release);
   cv_.notify_all();
@@ -41,8 +46,8 @@ void WriteBehindFile::wait_overlap(uint64_t offset, uint64_t len) {
   const uint64_t end = offset + std::max<uint64_t>(len, 1);
   bool waited = false;
   cv_.wait(lock, [&] {
-    for (const auto& r : ranges_)
-      if (r.first < end && offset < r.first + r.second) {
+    for (const Range* r = ranges_; r; r = r->next)
+      if (r->offset < end && offset < r->offset + r->len) {
         waited = true;
         return false;
       }
@@ -55,7 +60,7 @@ void WriteBehindFile::wait_all() {
   if (idle()) return;
   std::unique_lock<std::mutex> lock(mu_);
   Runtime::get().stats().add(Runtime::get().stats().write_behind_waits);
-  cv_.wait(lock, [&] { return ranges_.empty(); });
+  cv_.wait(lock, [&] { return ranges_ == nullptr; });
 }
 
 int WriteBehindFile::take_error() {
@@ -68,13 +73,71 @@ int WriteBehindFile::take_error() {
 
 namespace {
 
+// One queued write, from write_behind_submit() to retire().  Allocated once
+// (without throwing) by the submitting thread; the queue and the writer's
+// pipeline link it through `next`, so neither allocates.
 struct Job {
-  WriteBehindFile* file;
-  int dfd;
-  int fd;
-  uint64_t offset;
-  uint64_t len;
+  static constexpr uint64_t kNone = ~0ULL;
+
+  WriteBehindFile* file = nullptr;
+  int dfd = -1;
+  int fd = -1;
+  WriteBehindFile::Range range;  // offset, len
   PoolBuffer staging;
+  Job* next = nullptr;
+
+  // In the writer's pipeline: its chunks, submitted in order.
+  uint64_t chunk = 0;
+  uint64_t nchunks = 0;
+  uint64_t next_chunk = 0;  // next chunk to submit
+  uint32_t inflight = 0;
+  bool stop = false;        // a chunk failed or came back short: submit no more
+  uint64_t bad_chunk = kNone;  // the lowest chunk that did (every one before it is whole)
+  int bad_res = 0;             // its result: short bytes or -errno
+
+  uint64_t offset() const { return range.offset; }
+  uint64_t len() const { return range.len; }
+  uint64_t chunk_len(uint64_t k) const { return std::min(chunk, len() - k * chunk); }
+  bool finished() const { return inflight == 0 && (stop || next_chunk == nchunks); }
+  void chunk_done(uint64_t k, int res) {
+    if (res >= 0 && static_cast<uint64_t>(res) == chunk_len(k)) return;
+    stop = true;
+    if (bad_chunk == kNone || k < bad_chunk) {
+      bad_chunk = k;
+      bad_res = res;
+    }
+  }
+  // The contiguous prefix written, and the errno that ended it.
+  int prefix(uint64_t* done) const {
+    if (bad_chunk == kNone) {
+      *done = std::min(len(), next_chunk * chunk);
+      return 0;
+    }
+    *done = bad_chunk * chunk + (bad_res > 0 ? static_cast<uint64_t>(bad_res) : 0);
+    return bad_res < 0 ? -bad_res : 0;
+  }
+};
+
+// A first-in first-out list of jobs, linked through Job::next.
+struct JobList {
+  Job* head = nullptr;
+  Job* tail = nullptr;
+
+  bool empty() const { return head == nullptr; }
+  void push(Job* j) {
+    j->next = nullptr;
+    (tail ? tail->next : head) = j;
+    tail = j;
+  }
+  Job* pop() {
+    Job* j = head;
+    if (j) {
+      head = j->next;
+      if (!head) tail = nullptr;
+      j->next = nullptr;
+    }
+    return j;
+  }
 };
 
 // The process-wide queue and its writer thread.  Never destroyed: exit()
@@ -84,7 +147,7 @@ struct Queue {
   std::mutex mu;
   std::condition_variable work;   // jobs queued
   std::condition_variable space;  // staging released / a job finished
-  std::deque<Job> jobs;
+  JobList jobs;
   uint64_t staged = 0;            // bytes queued or being written
   uint32_t active = 0;            // jobs queued or being written
   bool started = false;
@@ -101,12 +164,13 @@ Queue& queue() { return *g_queue.load(std::memory_order_acquire); }
 int finish_job(Job& j, uint64_t done, int error) {
   Stats& stats = Runtime::get().stats();
   if (done) stats.count_bytes(HIO_OP_WRITE, HIO_PATH_DIRECT, done);
-  if (done >= j.len || (error != 0 && error != EINVAL && error != EBADF && error != EAGAIN)) return error;
+  if (done >= j.len() || (error != 0 && error != EINVAL && error != EBADF && error != EAGAIN)) return error;
   const char* buf = j.staging.data();
   uint64_t rest = 0;
   error = 0;
-  while (done + rest < j.len) {
-    ssize_t n = ::pwrite(j.fd, buf + done + rest, j.len - done - rest, static_cast<off_t>(j.offset + done + rest));
+  while (done + rest < j.len()) {
+    ssize_t n = sys().pwrite(j.fd, buf + done + rest, j.len() - done - rest,
+                             static_cast<off_t>(j.offset() + done + rest));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       error = n < 0 ? errno : EIO;
@@ -123,8 +187,8 @@ int write_job_sync(Job& j) {
   const char* buf = j.staging.data();
   uint64_t done = 0;
   int error = 0;
-  while (done < j.len) {
-    ssize_t n = ::pwrite(j.dfd, buf + done, j.len - done, static_cast<off_t>(j.offset + done));
+  while (done < j.len()) {
+    ssize_t n = sys().pwrite(j.dfd, buf + done, j.len() - done, static_cast<off_t>(j.offset() + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       error = errno;
@@ -137,13 +201,13 @@ int write_job_sync(Job& j) {
 }
 
 // The job is written (or failed): release it and wake whoever waits for it.
-void retire(Queue& q, Job& job, int error) {
+void retire(Queue& q, Job* job, int error) {
   if (error) HIO_INFO("write-behind: write of %llu bytes at %llu failed: %s; reported at fsync/close",
-                      static_cast<unsigned long long>(job.len), static_cast<unsigned long long>(job.offset),
+                      static_cast<unsigned long long>(job->len()), static_cast<unsigned long long>(job->offset()),
                       strerror(error));
-  const uint64_t len = job.len;
-  job.file->done(job.offset, job.len, error);
-  job.staging.reset();
+  const uint64_t len = job->len();
+  job->file->done(&job->range, error);
+  delete job;  // its staging goes back to the pool
   {
     std::lock_guard<std::mutex> lock(q.mu);
     q.staged -= len;
@@ -151,30 +215,6 @@ void retire(Queue& q, Job& job, int error) {
   }
   q.space.notify_all();
 }
-
-// One job in the pipeline: its chunks, submitted in order.
-struct Flight {
-  Job job;
-  uint64_t chunk = 0;
-  uint64_t nchunks = 0;
-  uint64_t next = 0;         // next chunk to submit
-  uint32_t inflight = 0;
-  bool stop = false;         // a chunk failed or came back short: submit no more
-  std::vector<int> results;  // per chunk: bytes or -errno
-
-  uint64_t chunk_len(uint64_t k) const { return std::min(chunk, job.len - k * chunk); }
-  bool finished() const { return inflight == 0 && (stop || next == nchunks); }
-  // The contiguous prefix written, and the errno that ended it.
-  int prefix(uint64_t* done) const {
-    *done = 0;
-    for (uint64_t k = 0; k < next; ++k) {
-      if (results[k] < 0) return -results[k];
-      *done += static_cast<uint64_t>(results[k]);
-      if (static_cast<uint64_t>(results[k]) < chunk_len(k)) return 0;
-    }
-    return 0;
-  }
-};
 
 // The writer keeps up to queue_depth chunks in flight *across* jobs, so the
 // device never idles between one queued write and the next (one job at a
@@ -197,30 +237,28 @@ class Pipeline {
 
  private:
   struct Slot {
-    Flight* flight;
+    Job* job;
     uint64_t chunk;
   };
 
   // Moves queued jobs into the pipeline; blocks only when nothing is in it.
   void take_jobs() {
-    std::deque<Job> taken;
+    JobList taken;
     {
       std::unique_lock<std::mutex> lock(q_.mu);
       if (flights_.empty()) q_.work.wait(lock, [&] { return !q_.jobs.empty(); });
-      taken.swap(q_.jobs);
+      taken = q_.jobs;
+      q_.jobs = JobList{};
     }
-    for (Job& job : taken) {
+    while (Job* job = taken.pop()) {
       if (flights_.empty()) settle_settings();
       if (!ring_) {
-        retire(q_, job, write_job_sync(job));
+        retire(q_, job, write_job_sync(*job));
         continue;
       }
-      Flight f;
-      f.job = std::move(job);
-      f.chunk = chunk_;
-      f.nchunks = (f.job.len + chunk_ - 1) / chunk_;
-      f.results.assign(f.nchunks, 0);
-      flights_.push_back(std::move(f));
+      job->chunk = chunk_;
+      job->nchunks = (job->len() + chunk_ - 1) / chunk_;
+      flights_.push(job);
       Stats& s = Runtime::get().stats();
       s.add(s.uring_requests);
     }
@@ -229,28 +267,27 @@ class Pipeline {
   // Settings (and the ring's size) change only while nothing is in flight.
   void settle_settings() {
     const EngineSettings e = engine_settings();
-    depth_ = std::clamp<uint32_t>(e.queue_depth, 1, 256);
+    depth_ = std::clamp<uint32_t>(e.queue_depth, 1, kMaxQueueDepth);
     chunk_ = e.chunk_size;
     ring_ = e.uring ? calling_thread_ring(depth_) : nullptr;
-    slots_.assign(depth_, Slot{nullptr, 0});
-    free_.clear();
-    for (uint32_t i = depth_; i-- > 0;) free_.push_back(i);
+    loop_.reset(ring_);
+    nfree_ = 0;
+    for (uint32_t i = depth_; i-- > 0;) free_[nfree_++] = i;
   }
 
   void submit() {
     uint64_t submitted = 0;
-    for (Flight& f : flights_) {
-      while (!f.stop && f.next < f.nchunks && inflight_ < depth_) {
+    for (Job* f = flights_.head; f; f = f->next) {
+      while (!f->stop && f->next_chunk < f->nchunks && inflight_ < depth_) {
         io_uring_sqe* sqe = io_uring_get_sqe(ring_);
         if (!sqe) break;
-        const uint64_t k = f.next++;
-        const uint32_t slot = free_.back();
-        free_.pop_back();
-        slots_[slot] = Slot{&f, k};
-        io_uring_prep_write(sqe, f.job.dfd, f.job.staging.data() + k * f.chunk,
-                            static_cast<unsigned>(f.chunk_len(k)), f.job.offset + k * f.chunk);
+        const uint64_t k = f->next_chunk++;
+        const uint32_t slot = free_[--nfree_];
+        slots_[slot] = Slot{f, k};
+        io_uring_prep_write(sqe, f->dfd, f->staging.data() + k * f->chunk, static_cast<unsigned>(f->chunk_len(k)),
+                            f->offset() + k * f->chunk);
         io_uring_sqe_set_data64(sqe, slot);
-        ++f.inflight;
+        ++f->inflight;
         ++inflight_;
         ++submitted;
       }
@@ -262,54 +299,59 @@ class Pipeline {
   }
 
   void reap() {
-    int rc = io_uring_submit_and_wait(ring_, 1);
-    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-      // The ring refusing to enter is not an I/O error: the staged data must
-      // stay until the kernel is done with it, so keep waiting.
-      HIO_WARN("write-behind: io_uring_submit_and_wait: %s; retrying", strerror(-rc));
-      usleep(1000);
+    const int rc = loop_.pump([this](uint64_t data, int res) { complete(static_cast<uint32_t>(data), res); });
+    if (rc < 0) ring_failed(-rc);
+  }
+
+  void complete(uint32_t slot, int res) {
+    Job& f = *slots_[slot].job;
+    const uint64_t k = slots_[slot].chunk;
+    free_[nfree_++] = slot;
+    const uint64_t at = f.offset() + k * f.chunk;
+    f.chunk_done(k, chunk_result(HIO_OP_WRITE, f.dfd, f.staging.data() + k * f.chunk, f.chunk_len(k), at, res,
+                                 Runtime::get().stats()));
+    --f.inflight;
+    --inflight_;
+  }
+
+  // The ring refused work (ring_loop.h); nothing is in flight any more.
+  // Every job in the pipeline ends where its chunks did, with the errno
+  // (deferred like any other write error); the next jobs get a fresh ring.
+  void ring_failed(int err) {
+    HIO_WARN("write-behind: io_uring: %s; the queued writes in flight end there", strerror(err));
+    for (Job* f = flights_.head; f; f = f->next) {
+      if (f->next_chunk < f->nchunks) f->chunk_done(f->next_chunk, -err);
+      f->stop = true;
     }
-    io_uring_cqe* cqe;
-    unsigned head, seen = 0;
-    io_uring_for_each_cqe(ring_, head, cqe) {
-      ++seen;
-      const uint32_t slot = static_cast<uint32_t>(io_uring_cqe_get_data64(cqe));
-      Flight& f = *slots_[slot].flight;
-      const uint64_t k = slots_[slot].chunk;
-      free_.push_back(slot);
-      const uint64_t n = f.chunk_len(k);
-      const uint64_t at = f.job.offset + k * f.chunk;
-      const int res = chunk_result(HIO_OP_WRITE, f.job.dfd, f.job.staging.data() + k * f.chunk, n, at, cqe->res,
-                                   Runtime::get().stats());
-      f.results[k] = res;
-      if (res < 0 || static_cast<uint64_t>(res) < n) f.stop = true;
-      --f.inflight;
-      --inflight_;
-    }
-    io_uring_cq_advance(ring_, seen);
+    discard_calling_thread_ring();
+    ring_ = nullptr;
+    loop_.reset(nullptr);
   }
 
   void retire_finished() {
-    for (auto it = flights_.begin(); it != flights_.end();) {
-      if (!it->finished()) {
-        ++it;
+    JobList keep;
+    while (Job* f = flights_.pop()) {
+      if (!f->finished()) {
+        keep.push(f);
         continue;
       }
       uint64_t done = 0;
-      int error = it->prefix(&done);
-      retire(q_, it->job, finish_job(it->job, done, error));
-      it = flights_.erase(it);
+      const int error = f->prefix(&done);
+      retire(q_, f, finish_job(*f, done, error));
     }
+    flights_ = keep;
   }
 
   Queue& q_;
-  std::list<Flight> flights_;  // stable addresses: slots point into it
+  JobList flights_;  // in the pipeline, in queue order
   io_uring* ring_ = nullptr;
+  RingLoop loop_;
   uint32_t depth_ = 1;
   uint64_t chunk_ = 1 << 20;
   uint32_t inflight_ = 0;
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_;
+  Slot slots_[kMaxQueueDepth];
+  uint32_t free_[kMaxQueueDepth];
+  uint32_t nfree_ = 0;
 };
 
 void writer_thread(Queue* q) { Pipeline(*q).run(); }
@@ -318,7 +360,17 @@ void drain_at_fork() { write_behind_drain(); }
 void drain_at_exit() { write_behind_drain(); }
 // The child has no writer thread, and the parent's queue lock may be held by
 // a thread that does not exist there: it starts with a queue of its own.
-void fresh_queue_in_child() { g_queue.store(new Queue(), std::memory_order_release); }
+void fresh_queue_in_child() {
+  Queue* fresh = new (std::nothrow) Queue();
+  if (fresh) {
+    g_queue.store(fresh, std::memory_order_release);
+  } else {
+    // No memory: the inherited queue is empty (drained before fork) and
+    // nobody else runs here; start it over in place.
+    Queue* q = g_queue.load(std::memory_order_relaxed);
+    new (q) Queue();
+  }
+}
 
 }  // namespace
 
@@ -331,6 +383,8 @@ void write_behind_drain() {
 bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data, uint64_t len,
                          uint64_t offset, uint64_t limit, Stats& stats) {
   if (len == 0 || len > limit) return false;
+  Job* job = new (std::nothrow) Job;
+  if (!job) return false;
   Queue& q = queue();
   {
     std::unique_lock<std::mutex> lock(q.mu);
@@ -339,6 +393,7 @@ bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data,
       try {
         std::thread(writer_thread, &q).detach();
       } catch (...) {
+        delete job;
         return false;
       }
       q.started = true;
@@ -355,21 +410,27 @@ bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data,
     q.staged += len;
     q.active += 1;
   }
-  PoolBuffer staging = BufferPool::get().acquire(len);
-  if (!staging) {
+  job->staging = BufferPool::get().acquire(len);
+  if (!job->staging) {
+    delete job;
     std::lock_guard<std::mutex> lock(q.mu);
     q.staged -= len;
     q.active -= 1;
     q.space.notify_all();
     return false;
   }
-  memcpy(staging.data(), data, len);
-  wb.add(offset, len);
+  memcpy(job->staging.data(), data, len);
+  job->file = &wb;
+  job->dfd = dfd;
+  job->fd = fd;
+  job->range.offset = offset;
+  job->range.len = len;
+  wb.add(&job->range);
   stats.add(stats.write_behind_writes);
   stats.add(stats.write_behind_bytes, len);
   {
     std::lock_guard<std::mutex> lock(q.mu);
-    q.jobs.push_back(Job{&wb, dfd, fd, offset, len, std::move(staging)});
+    q.jobs.push(job);
   }
   q.work.notify_one();
   return true;

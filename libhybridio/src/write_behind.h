@@ -37,15 +37,23 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <vector>
 
 namespace hybridio {
 
 class Stats;
 
-// The write-behind state of one open file.
+// The write-behind state of one open file.  Allocates nothing: the ranges
+// of its queued writes live in the queue's jobs.
 class WriteBehindFile {
  public:
+  // A queued write's range, linked into its file while queued.
+  struct Range {
+    uint64_t offset = 0;
+    uint64_t len = 0;
+    Range* prev = nullptr;
+    Range* next = nullptr;
+  };
+
   bool idle() const { return pending_.load(std::memory_order_acquire) == 0; }
   // Waits until no queued write overlaps [offset, offset + len).
   void wait_overlap(uint64_t offset, uint64_t len);
@@ -54,14 +62,15 @@ class WriteBehindFile {
   // The first deferred error since the last call (errno), or 0; reported once.
   int take_error();
 
-  // For the queue (write_behind.cc): a write was queued / is done.
-  void add(uint64_t offset, uint64_t len);
-  void done(uint64_t offset, uint64_t len, int error);
+  // For the queue (write_behind.cc): a write was queued / is done.  `r`
+  // stays valid until done().
+  void add(Range* r);
+  void done(Range* r, int error);
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // queued [offset, len)
+  Range* ranges_ = nullptr;  // queued [offset, offset + len), doubly linked
   std::atomic<uint32_t> pending_{0};
   int error_ = 0;
 };
@@ -69,7 +78,7 @@ class WriteBehindFile {
 // Queues a direct write of data[0, len) at `offset` on `dfd`; what the
 // direct write leaves (short, refused) is finished on the buffered `fd`.
 // Copies the data before returning.  false: not queued (larger than
-// `limit`, or no memory) - the caller writes synchronously.
+// `limit`, or no memory) - the caller writes synchronously.  Never throws.
 bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data, uint64_t len,
                          uint64_t offset, uint64_t limit, Stats& stats);
 

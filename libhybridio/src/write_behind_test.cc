@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "hybridio/hybridio.h"
-#include "file_bytes.h"
 #include "engine_fixture.h"
+#include "expect_bytes.h"
+#include "file_bytes.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -68,13 +69,11 @@ TEST_F(WriteBehind, BytesSizeAndReadsAreExactImmediately) {
     ASSERT_EQ(static_cast<uint64_t>(st.st_size), model.size()) << "size at once, write " << i;
     // Read what was just written (it may still be queued): the read waits.
     ASSERT_EQ(hio_pread(f, readback.data(), len, static_cast<off_t>(off)), static_cast<ssize_t>(len));
-    ASSERT_EQ(memcmp(readback.data(), model.data() + off, len), 0) << "read after write " << i;
+    ASSERT_TRUE(testing::same_bytes(readback.data(), model.data() + off, len)) << "read after write " << i;
   }
   ASSERT_EQ(hio_fsync(f), 0);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), model.size());
-  EXPECT_EQ(memcmp(disk.data(), model.data(), model.size()), 0);
+  ASSERT_TRUE(testing::file_holds(path, model));
   hio_stats s = stats();
   EXPECT_GT(s.write_behind_writes, 30u);
   EXPECT_EQ(s.write_behind_errors, 0u);
@@ -91,9 +90,7 @@ TEST_F(WriteBehind, OverlappingWritesLandInOrder) {
     ASSERT_EQ(hio_pwrite(f, last.data(), len, 0), static_cast<ssize_t>(len));
   }
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), len);
-  EXPECT_EQ(memcmp(disk.data(), last.data(), len), 0);
+  ASSERT_TRUE(testing::file_holds(path, last));
 }
 
 TEST_F(WriteBehind, DeferredErrorIsReportedOnceByFsync) {
@@ -141,10 +138,8 @@ TEST_F(WriteBehind, StagingMemoryIsBounded) {
   std::vector<char> big = testing::random_bytes(4 * M, 300);
   ASSERT_EQ(hio_pwrite(f, big.data(), big.size(), 64 * M), static_cast<ssize_t>(big.size()));
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), 68 * M);
-  EXPECT_EQ(memcmp(disk.data(), all.data(), all.size()), 0);
-  EXPECT_EQ(memcmp(disk.data() + 64 * M, big.data(), big.size()), 0);
+  ASSERT_TRUE(testing::file_holds(path, 68 * M, 0, all.data(), all.size()));
+  ASSERT_TRUE(testing::file_holds(path, 68 * M, 64 * M, big.data(), big.size()));
   hio_stats s = stats();
   EXPECT_EQ(s.write_behind_writes, 63u);  // all but the first (direct not yet proven)
   EXPECT_GT(s.write_behind_stalls, 0u);
@@ -179,9 +174,9 @@ TEST_F(WriteBehind, TruncateAndForkWaitForQueuedWrites) {
   ASSERT_EQ(hio_close(f), 0);
   std::vector<char> disk = testing::file_bytes(path);
   ASSERT_EQ(disk.size(), 12 * M);
-  EXPECT_EQ(memcmp(disk.data() + M, data.data(), len), 0);
+  EXPECT_TRUE(testing::same_bytes(disk.data() + M, data.data(), len));
   for (size_t i = 2 * M; i < 8 * M; i += 4096) ASSERT_EQ(disk[i], 0) << i;
-  EXPECT_EQ(memcmp(disk.data() + 11 * M, data.data(), len), 0);
+  EXPECT_TRUE(testing::same_bytes(disk.data() + 11 * M, data.data(), len));
 }
 
 // Chunks of several queued writes are in flight together; a chunk that
@@ -211,9 +206,7 @@ TEST_F(WriteBehind, ShortAndRetriedChunksAcrossQueuedWritesLoseNothing) {
   EXPECT_EQ(hio_fsync(f), 0) << "short and EAGAIN chunks are not errors";
   set_completion_hook(nullptr);
   ASSERT_EQ(hio_close(f), 0);
-  std::vector<char> disk = testing::file_bytes(path);
-  ASSERT_EQ(disk.size(), all.size());
-  EXPECT_EQ(memcmp(disk.data(), all.data(), all.size()), 0);
+  ASSERT_TRUE(testing::file_holds(path, all));
   hio_stats s = stats();
   EXPECT_EQ(s.write_behind_writes, 63u);
   EXPECT_GT(s.uring_retries, 0u);
