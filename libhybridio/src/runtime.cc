@@ -21,7 +21,7 @@ Runtime& Runtime::get() {
 Runtime::Runtime() {
   config_ = load_config([](const char* name) { return getenv(name); }, nullptr);
   set_log_level(config_.log_level);
-  set_policy(config_.policy);
+  policy_.publish_permanent(&config_.policy);  // no allocation: config_ lives as long as the process
   if (!config_.trace_path.empty() && !trace_.open(config_.trace_path))
     HIO_WARN("HYBRIDIO_TRACE='%s' cannot be opened: %s; tracing is off",
              config_.trace_path.c_str(), strerror(errno));
@@ -56,9 +56,7 @@ void Runtime::write_exit_stats() {
 }
 
 void Runtime::set_policy(const hio_policy_config& policy) {
-  std::lock_guard<std::mutex> lock(policy_mu_);
-  policies_.push_back(std::make_unique<hio_policy_config>(policy));
-  policy_.store(policies_.back().get(), std::memory_order_release);
+  if (!policy_.publish(policy)) HIO_WARN("no memory for a new policy; keeping the current one");
 }
 
 int Runtime::write_stats(const char* path) { return write_file_atomically(path, stats_.to_json(policy())); }

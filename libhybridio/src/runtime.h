@@ -8,11 +8,9 @@
 #pragma once
 
 #include <atomic>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 #include "config.h"
+#include "snapshots.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -22,7 +20,7 @@ class Runtime {
  public:
   static Runtime& get();
 
-  const hio_policy_config& policy() const { return *policy_.load(std::memory_order_acquire); }
+  const hio_policy_config& policy() const { return *policy_.current(); }
   void set_policy(const hio_policy_config& policy);
   const Config& config() const { return config_; }
 
@@ -46,9 +44,7 @@ class Runtime {
   Config config_;
   Stats stats_;
   Trace trace_;
-  std::mutex policy_mu_;
-  std::vector<std::unique_ptr<hio_policy_config>> policies_;  // every snapshot ever published
-  std::atomic<const hio_policy_config*> policy_{nullptr};
+  Snapshots<hio_policy_config> policy_;
   std::atomic<bool> exit_stats_written_{false};  // once per process: exit() and _exit() both ask
 };
 

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "ring_loop.h"
 #include "runtime.h"
+#include "snapshots.h"
 #include "stats.h"
 #include "syscall_table.h"
 
@@ -31,15 +32,8 @@ namespace {
 
 // ---- settings ---------------------------------------------------------------
 
-// One immutable snapshot, swapped whole by set_engine_settings(), as
-// Runtime publishes the policy.  Earlier snapshots stay alive (chained, so
-// that they remain reachable): a reader may still be copying one.
-struct SettingsSnapshot {
-  EngineSettings settings;
-  const SettingsSnapshot* previous;
-};
-std::mutex g_settings_mu;
-std::atomic<const SettingsSnapshot*> g_settings{nullptr};
+// Published whole by set_engine_settings(), as Runtime publishes the policy.
+Snapshots<EngineSettings> g_settings;
 
 EngineSettings clamped(const hio_engine_config& s) {
   EngineSettings e;
@@ -49,17 +43,17 @@ EngineSettings clamped(const hio_engine_config& s) {
 }
 
 const EngineSettings& current_settings() {
-  const SettingsSnapshot* s = g_settings.load(std::memory_order_acquire);
+  const EngineSettings* s = g_settings.current();
   if (!s) {
     static std::once_flag once;
     std::call_once(once, [] {
       // The first snapshot, from the environment, needs no allocation.
-      static const SettingsSnapshot first{clamped(Runtime::get().config().engine), nullptr};
-      g_settings.store(&first, std::memory_order_release);
+      static const EngineSettings first = clamped(Runtime::get().config().engine);
+      g_settings.publish_permanent(&first);
     });
-    s = g_settings.load(std::memory_order_acquire);
+    s = g_settings.current();
   }
-  return s->settings;
+  return *s;
 }
 
 // ---- detection ----------------------------------------------------------------
@@ -284,14 +278,7 @@ EngineSettings engine_settings() { return current_settings(); }
 
 void set_engine_settings(const hio_engine_config& s) {
   current_settings();  // the environment's snapshot first, so that it never replaces this one
-  const EngineSettings e = clamped(s);
-  std::lock_guard<std::mutex> lock(g_settings_mu);
-  auto* next = new (std::nothrow) SettingsSnapshot{e, g_settings.load(std::memory_order_relaxed)};
-  if (!next) {
-    HIO_WARN("no memory for new engine settings; keeping the current ones");
-    return;
-  }
-  g_settings.store(next, std::memory_order_release);
+  if (!g_settings.publish(clamped(s))) HIO_WARN("no memory for new engine settings; keeping the current ones");
 }
 
 void set_completion_hook(CompletionHook hook) { g_hook.store(hook); }

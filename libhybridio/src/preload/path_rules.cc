@@ -32,23 +32,23 @@ PathRules::PathRules(const char* include, const char* exclude)
   for (const char* sys : {"/proc", "/sys", "/dev"}) exclude_.push_back(sys);
 }
 
-bool PathRules::matches(const std::string& pattern, const std::string& path) {
+bool PathRules::matches(const std::string& pattern, const char* path) {
   if (pattern.find_first_of("*?[") != std::string::npos) {
     // A pattern without '/' matches the file name; with '/', the whole path.
     if (pattern.find('/') == std::string::npos) {
-      size_t slash = path.rfind('/');
-      return fnmatch(pattern.c_str(), path.c_str() + (slash == std::string::npos ? 0 : slash + 1), 0) == 0;
+      const char* slash = strrchr(path, '/');
+      return fnmatch(pattern.c_str(), slash ? slash + 1 : path, 0) == 0;
     }
-    return fnmatch(pattern.c_str(), path.c_str(), 0) == 0;
+    return fnmatch(pattern.c_str(), path, 0) == 0;
   }
   // A prefix matches itself and everything below it, not "/data2" for "/data".
-  std::string prefix = pattern;
-  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
-  return path == prefix || (path.compare(0, prefix.size(), prefix) == 0 &&
-                            (prefix == "/" || path[prefix.size()] == '/'));
+  size_t len = pattern.size();
+  while (len > 1 && pattern[len - 1] == '/') --len;
+  if (strncmp(path, pattern.c_str(), len) != 0) return false;
+  return path[len] == '\0' || path[len] == '/' || (len == 1 && pattern[0] == '/');
 }
 
-bool PathRules::allows(const std::string& path) const {
+bool PathRules::allows(const char* path) const {
   for (const std::string& p : exclude_)
     if (matches(p, path)) return false;
   if (include_.empty()) return true;

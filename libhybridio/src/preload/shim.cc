@@ -39,7 +39,12 @@ PathRules* g_rules = nullptr;
 std::mutex g_mapped_mu;
 std::vector<std::pair<dev_t, ino_t>>* g_mapped = nullptr;
 
+// Set when a mapping could not be recorded (no memory): every file is then
+// treated as mapped, the safe answer.
+std::atomic<bool> g_mapped_unknown{false};
+
 bool is_mapped(dev_t dev, ino_t ino) {
+  if (g_mapped_unknown.load(std::memory_order_relaxed)) return true;
   std::lock_guard<std::mutex> lock(g_mapped_mu);
   for (const auto& m : *g_mapped)
     if (m.first == dev && m.second == ino) return true;
@@ -152,10 +157,16 @@ void initialize() {
   Guard guard;
   resolve_real();
   set_transparent_mode(true);
-  refuse_deferred_modes();
   g_pid.store(getpid());
-  g_mapped = new std::vector<std::pair<dev_t, ino_t>>();
-  g_rules = new PathRules(getenv("HYBRIDIO_INCLUDE"), getenv("HYBRIDIO_EXCLUDE"));
+  // Without memory for its tables (or the settings) the shim stays off:
+  // the candidate sizes keep their "never" value and every call goes to libc.
+  try {
+    refuse_deferred_modes();
+    g_mapped = new std::vector<std::pair<dev_t, ino_t>>();
+    g_rules = new PathRules(getenv("HYBRIDIO_INCLUDE"), getenv("HYBRIDIO_EXCLUDE"));
+  } catch (const std::bad_alloc&) {
+    return;
+  }
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   for (bool write : {false, true})
     g_candidate[write].store(compute_candidate(Runtime::get().policy(), write), std::memory_order_release);
@@ -257,10 +268,15 @@ void on_mapped(int fd) {
     std::lock_guard<std::mutex> lock(g_mapped_mu);
     for (const auto& m : *g_mapped)
       if (m.first == st.st_dev && m.second == st.st_ino) return;
-    g_mapped->emplace_back(st.st_dev, st.st_ino);
+    try {
+      g_mapped->emplace_back(st.st_dev, st.st_ino);
+    } catch (const std::bad_alloc&) {
+      g_mapped_unknown.store(true, std::memory_order_relaxed);
+    }
   }
+  const bool every_file = g_mapped_unknown.load(std::memory_order_relaxed);
   fd_table().for_each_tracked([&](int, const TrackedRef& t) {
-    if (t->dev == st.st_dev && t->ino == st.st_ino) t->file->set_mapped(true);
+    if (every_file || (t->dev == st.st_dev && t->ino == st.st_ino)) t->file->set_mapped(true);
   });
 }
 
