@@ -3,6 +3,7 @@
 # Debian 12, plain against the shim, variants interleaved per round.
 #
 #   bench/shim/programs.sh SHIM DIR [ROUNDS] [SIZE]
+#   PROGRAMS=cp,cat bench/shim/programs.sh ...   (a subset)
 #
 # Each program copies (or writes) one SIZE file of random bytes, from a
 # source on DIR's filesystem, to DIR (same filesystem) and to a fresh xfs
@@ -61,6 +62,7 @@ run() {  # run PROGRAM_COMMAND TARGET_DIR VARIANT -> "seconds shim-bytes"
 for round in $(seq "$ROUNDS"); do
   for entry in "${programs[@]}"; do
     name=${entry%%|*} cmd=${entry#*|}
+    [ -n "${PROGRAMS:-}" ] && [[ ",$PROGRAMS," != *",$name,"* ]] && continue
     for target in same xfs; do
       dir=$work/same; [ $target = xfs ] && dir=$mnt
       # Alternate which variant goes first, so neither always follows the other.

@@ -201,11 +201,15 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
                       : 0;
     return req;
   }
-  uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
-  uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
-  stream_run_.store(run, std::memory_order_relaxed);
-  req.seq_run = run;
+  req.seq_run = extend_stream(offset, len);
   return req;
+}
+
+uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
+  const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
+  const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
+  stream_run_.store(run, std::memory_order_relaxed);
+  return run;
 }
 
 ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
@@ -259,7 +263,8 @@ File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset) {
   return p;
 }
 
-void File::count_passthrough(const Plan& plan, uint64_t bytes) {
+void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
+  extend_stream(plan.req.offset, plan.req.length);
   Stats& s = rt_.stats();
   s.count_rule(plan.decision.rule, plan.req.length);
   s.count_request(plan.req.op, plan.decision.path);

@@ -68,8 +68,10 @@ class File {
     hio_decision decision;
   };
   Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset);
-  // Counts a planned request that the caller executed itself.
-  void count_passthrough(const Plan& plan, uint64_t bytes);
+  // A planned request that the caller executed itself, moving `bytes`:
+  // counts it and moves the sequential stream on, as a request this file
+  // executes does (a plan only looks at the stream).
+  void finish_passthrough(const Plan& plan, uint64_t bytes);
   // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
   // take the page cache from now on.
   bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }
@@ -97,6 +99,9 @@ class File {
   // The cache state of a large range from three small windows when they agree.
   CacheState probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size);
   hio_request describe(hio_op op, const char* buf, size_t len, uint64_t offset, bool advance_stream = true);
+  // Records a request of [offset, offset + len) in the sequential stream;
+  // returns how many requests in a row it continues.
+  uint32_t extend_stream(uint64_t offset, uint64_t len);
   // The policy's decision, probing the cache when the first answer is direct.
   hio_decision decide(hio_request& req, bool probed);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);

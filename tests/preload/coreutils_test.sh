@@ -57,4 +57,10 @@ reset_stats && mkdir -p "$WORK/stats"
 check "256 KiB reads under hybrid with a 64 KiB read threshold" env HYBRIDIO_READ_THRESHOLD=64K \
   HYBRIDIO_STATS="$WORK/stats/stats.%p.json" LD_PRELOAD="$SHIM" dd if="$WORK/src" of=/dev/null bs=256K status=none
 check "the shim decided the 256 KiB reads" [ "$(read_requests)" -gt 0 ]
+# 1 MiB writes are below the 2 MiB write threshold, but a sequential stream
+# of them goes direct (rule `sequential`): the calls the shim passes to libc
+# must move the stream on too.
+reset_stats
+check "1 MiB sequential writes under hybrid" shim hybrid dd if=/dev/zero of="$WORK/stream" bs=1M count=32 conv=fsync status=none
+check "a stream of 1 MiB writes goes direct once it is a stream" [ "$(direct_bytes write)" -ge $((24 << 20)) ]
 finish

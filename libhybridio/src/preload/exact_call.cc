@@ -173,7 +173,7 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
       if (!file->dontcache_refused()) {
         ssize_t n = plain_call(fd, write, iov, count, at, RWF_DONTCACHE);
         if (n != -EOPNOTSUPP) {
-          file->count_passthrough(plan, n > 0 ? static_cast<uint64_t>(n) : 0);
+          file->finish_passthrough(plan, n > 0 ? static_cast<uint64_t>(n) : 0);
           *out = n;
           return true;
         }
@@ -187,7 +187,7 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
   File::Plan buffered = plan;
   buffered.decision.path = HIO_PATH_BUFFERED;
   ssize_t n = plain_call(fd, write, iov, count, at, 0);
-  file->count_passthrough(buffered, n > 0 ? static_cast<uint64_t>(n) : 0);
+  file->finish_passthrough(buffered, n > 0 ? static_cast<uint64_t>(n) : 0);
   *out = n;
   return true;
 }
