@@ -126,6 +126,7 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
   hio_stats_reset();
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n; ++t) threads.emplace_back(body, t);
+  const int64_t cached_before = page_cache_bytes();
   cpu_times(&u0, &s0);
   double t0 = now_s();
   go.store(true, std::memory_order_release);
@@ -148,6 +149,7 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
     int e = cfg.engine->close(handles[t]);
     if (e && st[t].error.empty()) st[t].error = "close of " + plans[t].path + ": " + strerror(-e);
   }
+  out.page_cache_growth = page_cache_bytes() - cached_before;
   hio_stats_get(&out.stats);
   out.usr_s = u1 - u0;
   out.sys_s = s1 - s0;
@@ -162,6 +164,17 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
     if (out.error.empty() && !st[t].error.empty()) out.error = st[t].error;
   }
   return out;
+}
+
+int64_t page_cache_bytes() {
+  FILE* f = fopen("/proc/meminfo", "re");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "Cached: %lld kB", &kb) == 1) break;
+  fclose(f);
+  return static_cast<int64_t>(kb) * 1024;
 }
 
 std::string drop_caches(const std::vector<std::string>& files) {

@@ -51,10 +51,17 @@ struct RunOutcome {
   std::vector<double> thread_seconds;
   double slowest_thread_s = 0;
   hio_stats stats{};
+  // The machine's page cache (/proc/meminfo Cached) after the run, files
+  // closed, minus before it: what the run left cached.  Whole-machine, so
+  // meaningful on a quiet machine.
+  int64_t page_cache_growth = 0;
   std::string error;           // empty: every call did what it was asked
 };
 
 RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& config);
+
+// The machine's page cache in bytes (/proc/meminfo Cached), 0 when unknown.
+int64_t page_cache_bytes();
 
 // Drops cached pages: the whole page cache when /proc/sys/vm/drop_caches
 // is writable, and each file's pages in any case.  Returns how

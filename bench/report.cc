@@ -1,6 +1,8 @@
 // report.cc - see report.h.
 #include "report.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -95,6 +97,7 @@ void add_run(ResultRow* row, const RunOutcome& run, hio_op op) {
   s.bytes = run.bytes[op];
   s.ios = run.ios[op];
   s.all_bytes = run.bytes[0] + run.bytes[1];
+  s.page_cache_growth = run.page_cache_growth;
   row->runs.push_back(s);
   row->run_stats.push_back(run.stats);
   row->latency.merge(run.latency[op]);
@@ -110,8 +113,8 @@ void print_table(FILE* out, const Report& r, const std::function<std::string(con
   for (const ResultRow& row : r.rows) {
     if (row.job != last_job) {
       fprintf(out, "\n%s\n", title(row.job).c_str());
-      fprintf(out, "%-10s %-5s %21s %10s %9s %9s %9s %8s %8s %7s  %s\n", "policy", "rw", "GB/s median [min-max]",
-              "IOPS", "lat p50", "p99", "p99.9", "usr s/GB", "sys s/GB", "direct", "notes");
+      fprintf(out, "%-10s %-5s %21s %10s %9s %9s %9s %8s %8s %7s %7s  %s\n", "policy", "rw", "GB/s median [min-max]",
+              "IOPS", "lat p50", "p99", "p99.9", "usr s/GB", "sys s/GB", "direct", "cached", "notes");
       last_job = row.job;
     }
     const char* dir = row.op == HIO_OP_WRITE ? "write" : "read";
@@ -124,15 +127,18 @@ void print_table(FILE* out, const Report& r, const std::function<std::string(con
     Stat3 iops = over_runs(row, [](const RunSample& s) { return s.iops(); });
     Stat3 usr = over_runs(row, [](const RunSample& s) { return per_gb(s.usr_s, s.all_bytes); });
     Stat3 sys = over_runs(row, [](const RunSample& s) { return per_gb(s.sys_s, s.all_bytes); });
+    Stat3 cached = over_runs(row, [](const RunSample& s) { return s.cache_per_byte(); });
+    double cached_percent = std::round(100 * cached.median);
+    if (cached_percent == 0) cached_percent = 0;  // no "-0%"
     const hio_stats& st = row.run_stats[median_run(row)];
     char gb[64];
     snprintf(gb, sizeof gb, "%.3f [%.3f-%.3f]", g.median, g.min, g.max);
     std::string notes;
     for (const auto& n : row.notes) notes += (notes.empty() ? "" : "; ") + n;
-    fprintf(out, "%-10s %-5s %21s %10.0f %9s %9s %9s %8.3f %8.3f %6.0f%%  %s\n", row.policy.c_str(), dir, gb,
+    fprintf(out, "%-10s %-5s %21s %10.0f %9s %9s %9s %8.3f %8.3f %6.0f%% %6.0f%%  %s\n", row.policy.c_str(), dir, gb,
             iops.median, human_ns(row.latency.quantile(0.50)).c_str(), human_ns(row.latency.quantile(0.99)).c_str(),
             human_ns(row.latency.quantile(0.999)).c_str(), usr.median, sys.median, path_share(st, row.op, HIO_PATH_DIRECT),
-            notes.c_str());
+            cached_percent, notes.c_str());
   }
 }
 
@@ -187,6 +193,8 @@ std::string report_json(const Report& r) {
         .field("sys_max", sys.max)
         .end_object();
     w.field("slowest_thread_s_median", slow.median);
+    w.field("page_cache_per_byte_median",
+            over_runs(row, [](const RunSample& s) { return s.cache_per_byte(); }).median);
     w.begin_array("notes");
     for (const auto& n : row.notes) w.value(n);
     w.end_array();
@@ -202,6 +210,7 @@ std::string report_json(const Report& r) {
           .field("usr_s", s.usr_s)
           .field("sys_s", s.sys_s)
           .field("slowest_thread_s", s.slowest_thread_s)
+          .field("page_cache_growth_bytes", static_cast<double>(s.page_cache_growth))
           .end_object();
     }
     w.end_array();
