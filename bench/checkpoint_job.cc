@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "checkpoint_presets.h"
+#include "memory_cgroup.h"
 #include "bench_options.h"
 #include "hybridio_internal/settings_text.h"
 #include "io_runner.h"
@@ -67,6 +68,11 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
       {"repeat", "N", "runs per policy, interleaved and rotated; the table shows medians",
        [](O& o, const std::string& v) { return parse_count(v, 1, 1000, &o.repeat); },
        [](const O& o) { return OptValue::num(o.repeat); }},
+      {"memory-limit", "SIZE",
+       "run inside a memory cgroup of SIZE, as a container or a memory-limited node would (root); the "
+       "report adds limit hits, memory stalls and OOM kills per policy",
+       [](O& o, const std::string& v) { return internal::parse_size(v, &o.memory_limit) && o.memory_limit >= (64 << 20); },
+       [](const O& o) { return OptValue::size(static_cast<double>(o.memory_limit)); }},
       {"json", "FILE", "also write the results as JSON (schema hybridio-bench/1), '-' for stdout",
        [](O& o, const std::string& v) { o.json_path = v; return !v.empty(); },
        [](const O& o) { return OptValue::str(o.json_path); }},
@@ -124,6 +130,21 @@ std::string shard_path(const CheckpointOptions& o, unsigned rank) {
 }
 
 uint64_t rank_key(unsigned rank) { return 0xc4ec4b01d0000000ULL + rank * 0x10001ULL; }
+
+// Under --memory-limit: what the limit did to each policy (median run).
+void print_memory_table(FILE* out, const Report& report, uint64_t limit, const std::string& where) {
+  fprintf(out, "\nunder a memory limit of %s (%s), median run:\n", internal::format_size(limit).c_str(), where.c_str());
+  fprintf(out, "%-10s %-5s %8s %12s %14s %10s\n", "policy", "rw", "GB/s", "limit hits", "memory stall", "OOM kills");
+  for (const ResultRow& row : report.rows) {
+    if (row.runs.empty()) continue;
+    std::vector<RunSample> runs = row.runs;
+    std::sort(runs.begin(), runs.end(), [](const RunSample& a, const RunSample& b) { return a.gbps() < b.gbps(); });
+    const RunSample& m = runs[runs.size() / 2];
+    fprintf(out, "%-10s %-5s %8.3f %12llu %12.2f s %10llu\n", row.policy.c_str(),
+            row.op == HIO_OP_WRITE ? "write" : "read", m.gbps(), static_cast<unsigned long long>(m.memory.limit_hits),
+            m.memory.stall_s, static_cast<unsigned long long>(m.memory.oom_kills));
+  }
+}
 
 }  // namespace
 
@@ -186,6 +207,15 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   std::vector<std::string> files;
   for (unsigned r = 0; r < ranks; ++r) files.push_back(shard_path(o, r));
 
+  MemoryCgroup cgroup;
+  if (o.memory_limit) {
+    const std::string why = cgroup.enter(o.memory_limit);
+    if (!why.empty()) {
+      fprintf(stderr, "%s: --memory-limit=%s: %s\n", prog, internal::format_size(o.memory_limit).c_str(), why.c_str());
+      return 2;
+    }
+  }
+
   Report report;
   report.kind = "checkpoint";
   report.argv = argv;
@@ -227,6 +257,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
     }
     write.config.engine = engine;
     write.config.fsync_end = true;  // a checkpoint is written when it is durable
+    if (cgroup.active()) write.config.cgroup = &cgroup;
     write.record_as = {HIO_OP_WRITE};
     Phase restore = write;
     restore.label = std::string(hio_mode_name(mode)) + " restore";
@@ -278,6 +309,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
     if (o.policies[k] == HIO_MODE_HYBRID) hw = median_gbps(wr), hr = median_gbps(rr);
   }
   if (bw > 0 && br > 0 && hw > 0 && hr > 0) fprintf(out, "hybrid vs buffered: write x%.2f, restore x%.2f\n", hw / bw, hr / br);
+  if (cgroup.active()) print_memory_table(out, report, o.memory_limit, cgroup.describe());
 
   report.write_settings = [&](JsonWriter& w) {
     w.begin_array("jobs").begin_object().field("name", "checkpoint").begin_object("settings");

@@ -127,6 +127,13 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n; ++t) threads.emplace_back(body, t);
   const int64_t cached_before = page_cache_bytes();
+  auto memory_now = [&] {
+    if (cfg.cgroup) return cfg.cgroup->read();
+    MemoryEvents e;
+    e.stall_s = machine_memory_stall_s();
+    return e;
+  };
+  const MemoryEvents memory_before = memory_now();
   cpu_times(&u0, &s0);
   double t0 = now_s();
   go.store(true, std::memory_order_release);
@@ -150,6 +157,7 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
     if (e && st[t].error.empty()) st[t].error = "close of " + plans[t].path + ": " + strerror(-e);
   }
   out.page_cache_growth = page_cache_bytes() - cached_before;
+  out.memory = memory_now().since(memory_before);
   hio_stats_get(&out.stats);
   out.usr_s = u1 - u0;
   out.sys_s = s1 - s0;

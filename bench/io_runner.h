@@ -16,6 +16,7 @@
 #include "bench_engine.h"
 #include "hybridio/hybridio.h"
 #include "latency.h"
+#include "memory_cgroup.h"
 #include "progress.h"
 #include "verify_pattern.h"
 
@@ -41,6 +42,7 @@ struct RunConfig {
   double runtime = 0;          // seconds; 0: run every unit
   bool verify_reads = false;
   Progress* progress = nullptr;
+  const MemoryCgroup* cgroup = nullptr;  // the memory limit the run is under, if any
 };
 
 struct RunOutcome {
@@ -55,6 +57,9 @@ struct RunOutcome {
   // closed, minus before it: what the run left cached.  Whole-machine, so
   // meaningful on a quiet machine.
   int64_t page_cache_growth = 0;
+  // What the run met in memory: limit hits and OOM kills of config.cgroup,
+  // and the time tasks stalled for memory (its PSI, else the machine's).
+  MemoryEvents memory;
   std::string error;           // empty: every call did what it was asked
 };
 

@@ -98,6 +98,7 @@ void add_run(ResultRow* row, const RunOutcome& run, hio_op op) {
   s.ios = run.ios[op];
   s.all_bytes = run.bytes[0] + run.bytes[1];
   s.page_cache_growth = run.page_cache_growth;
+  s.memory = run.memory;
   row->runs.push_back(s);
   row->run_stats.push_back(run.stats);
   row->latency.merge(run.latency[op]);
@@ -211,6 +212,9 @@ std::string report_json(const Report& r) {
           .field("sys_s", s.sys_s)
           .field("slowest_thread_s", s.slowest_thread_s)
           .field("page_cache_growth_bytes", static_cast<double>(s.page_cache_growth))
+          .field("memory_stall_s", s.memory.stall_s)
+          .field("memory_limit_hits", s.memory.limit_hits)
+          .field("oom_kills", s.memory.oom_kills)
           .end_object();
     }
     w.end_array();

@@ -25,6 +25,7 @@ struct RunSample {
   uint64_t bytes = 0, ios = 0;
   uint64_t all_bytes = 0;  // both directions: CPU time is per GB of everything moved
   int64_t page_cache_growth = 0;  // what the run left in the page cache (io_runner.h)
+  MemoryEvents memory;            // what the run met in memory (io_runner.h)
   double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
   // Page cache left per byte moved in the row's direction (1: all of it cached).
   double cache_per_byte() const { return bytes ? static_cast<double>(page_cache_growth) / bytes : 0; }
