@@ -127,6 +127,8 @@ uint64_t rank_key(unsigned rank) { return 0xc4ec4b01d0000000ULL + rank * 0x10001
 
 }  // namespace
 
+std::vector<OptionDoc> checkpoint_option_docs() { return describe_options(checkpoint_option_table(), CheckpointOptions{}); }
+
 int checkpoint_command(int argc, char** argv, const char* prog) {
   CheckpointOptions o;
   std::string error;
