@@ -148,6 +148,8 @@ void print_memory_table(FILE* out, const Report& report, uint64_t limit, const s
 
 }  // namespace
 
+std::vector<OptionDoc> checkpoint_option_docs() { return describe_options(checkpoint_option_table(), CheckpointOptions{}); }
+
 int checkpoint_command(int argc, char** argv, const char* prog) {
   CheckpointOptions o;
   std::string error;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hybridio/hybridio.h"
+#include "option_table.h"
 
 namespace hybridio::bench {
 
@@ -34,6 +35,9 @@ struct CheckpointOptions {
 // Parses the options (argv after the command word) and runs the job.
 // Returns 0, or prints one error to stderr and returns non-zero.
 int checkpoint_command(int argc, char** argv, const char* prog);
+
+// The rows of the option table --help lists (for the man pages).
+std::vector<OptionDoc> checkpoint_option_docs();
 
 int run_checkpoint_job(const CheckpointOptions& options, const std::vector<std::string>& argv, const char* prog);
 

@@ -151,6 +151,22 @@ int parse_leading_options(const std::vector<OptionSpec<T>>& table, int argc, cha
   return 0;
 }
 
+// One option as documentation shows it (the man pages): its row of the
+// table with the default in human form ("" when there is none).
+struct OptionDoc {
+  std::string name, metavar, help, default_value;  // metavar "": a flag
+  bool per_job = true;
+};
+
+// Every option of `table` in table order, as --help lists them.
+template <typename T>
+std::vector<OptionDoc> describe_options(const std::vector<OptionSpec<T>>& table, const T& defaults) {
+  std::vector<OptionDoc> docs;
+  for (const auto& o : table)
+    docs.push_back({o.name, o.metavar ? o.metavar : "", o.help, human_value(o.show(defaults)), o.per_job});
+  return docs;
+}
+
 // The options part of --help.
 template <typename T>
 void print_option_help(FILE* out, const std::vector<OptionSpec<T>>& table, const T& defaults) {

@@ -107,6 +107,8 @@ void make_parent_dirs(const std::string& path) {
 
 }  // namespace
 
+std::vector<bench::OptionDoc> calibrate_option_docs() { return bench::describe_options(calibrate_option_table(), CalibrateSettings{}); }
+
 int calibrate_command(int argc, char** argv) {
   CalibrateSettings o;
   std::vector<std::string> positional;

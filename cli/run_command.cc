@@ -202,6 +202,8 @@ int merge_stats(const std::string& dir, JsonValue* total) {
 
 }  // namespace
 
+std::vector<bench::OptionDoc> run_option_docs() { return bench::describe_options(run_option_table(), RunSettings{}); }
+
 int run_command(int argc, char** argv) {
   RunSettings o;
   std::string error;

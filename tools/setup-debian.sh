@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the simulator and its plots
   libsimgrid-dev python3 python3-matplotlib parallel
+  # rendering the man pages (groff -man -ww in the man.render test)
+  groff-base
   # real programs the tests and comparisons drive
   fio python3-numpy python3-torch python3-jsonschema sqlite3 tar rsync
   # loop filesystems the differential tests run on besides ext4

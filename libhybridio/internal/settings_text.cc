@@ -13,4 +13,10 @@ bool parse_mode(const std::string& text, hio_mode* out) { return hybridio::parse
 
 std::string describe_settings() { return hybridio::describe_settings(); }
 
+std::vector<SettingDoc> setting_docs() {
+  std::vector<SettingDoc> docs;
+  for (const SettingInfo& s : list_settings()) docs.push_back({s.key, s.variable, s.accepted, s.default_value, s.help});
+  return docs;
+}
+
 }  // namespace hybridio::internal

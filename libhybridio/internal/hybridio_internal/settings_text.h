@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hybridio/policy.h"
 
@@ -31,5 +32,16 @@ bool parse_mode(const std::string& text, hio_mode* out);
 // Every HYBRIDIO_* variable the library reads, with its accepted form and
 // default, one per line (`hybridio config`).
 std::string describe_settings();
+
+// One row of the settings table (src/config.h SettingInfo), as the man
+// pages show it: config-file key, HYBRIDIO_* variable, accepted form
+// (limits included), default as `hybridio config` prints it ("" when
+// unset) and the one-line help.
+struct SettingDoc {
+  std::string key, variable, accepted, default_value, help;
+};
+
+// Every row, in table order (the order of describe_settings()).
+std::vector<SettingDoc> setting_docs();
 
 }  // namespace hybridio::internal
