@@ -10,6 +10,7 @@ set -u
 src=$(cd "$1" && pwd)
 pkgbuild=$2
 packages=(libhybridio0 libhybridio-dev hybridio hybridfs-dkms)
+export DEBIAN_FRONTEND=noninteractive   # DKMS's helper talks to debconf
 libdir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -75,8 +76,8 @@ for p in "${packages[@]}"; do check "$p is installed" installed "$p"; done
 # Every file the project installs is in one of the packages: an install rule
 # without a package's component would be lost.
 check "every installed file is in a package" bash -c "
-  cmake --install '$pkgbuild' --prefix '$WORK/all' >/dev/null &&
-  (cd '$WORK/all' && find . ! -type d | sed 's|^\.|/usr|' | sort) >'$WORK/all.list' &&
+  DESTDIR='$WORK/all' cmake --install '$pkgbuild' >/dev/null &&
+  (cd '$WORK/all' && find . ! -type d | sed 's|^\.||' | sort) >'$WORK/all.list' &&
   dpkg -L ${packages[*]} | sort -u >'$WORK/pkg.list' &&
   comm -23 '$WORK/all.list' '$WORK/pkg.list' | tee '$WORK/missing' && [ ! -s '$WORK/missing' ]"
 
@@ -94,17 +95,26 @@ check "the file dd wrote holds its 64 MiB of zeros" cmp -n $((64 << 20)) "$WORK/
 check "hybridio is linked against the system's libraries only" bash -c "
   ldd /usr/bin/hybridio | tee /dev/stderr | grep -q liburing && ! ldd /usr/bin/hybridio | grep -q -e 'not found' -e '$pkgbuild'"
 
-# Man pages: each one the packages ship is found by man, in the right package.
-man_pages=$(dpkg -L "${packages[@]}" | grep '^/usr/share/man/man[0-9]/.' || true)
-if [ -z "$man_pages" ]; then
+# Man pages: each one the packages ship is found by man, in the package its
+# section belongs to (1 and 5: hybridio, 3: libhybridio-dev).
+man_pages_in_place() {
+  local page name section want bad=0
+  for page in $(dpkg -L "${packages[@]}" | grep '^/usr/share/man/man[0-9]/.'); do
+    name=$(basename "$page"); name=${name%.gz}; section=${name##*.}; name=${name%.*}
+    case $section in 1|5) want=hybridio ;; 3) want=libhybridio-dev ;; *) want="no package" ;; esac
+    if ! man -w "$section" "$name" | grep -qx "$page" || ! dpkg -S "$page" | grep -q "^$want:"; then
+      echo "$page: man -w $section $name gives '$(man -w "$section" "$name" 2>&1)', $(dpkg -S "$page"), wanted in $want"
+      bad=1
+    fi
+  done
+  return $bad
+}
+if dpkg -L "${packages[@]}" | grep -q '^/usr/share/man/man[0-9]/.'; then
+  check "man finds every man page, each in its section's package" man_pages_in_place
+  check "man hybridio is the command's page" bash -c "man -w hybridio | grep -q '/usr/share/man/man1/hybridio\.1'"
+else
   echo "    (the project installs no man pages yet: nothing to check there)"
 fi
-for page in $man_pages; do
-  name=$(basename "$page"); name=${name%.gz}; section=${name##*.}; name=${name%.*}
-  case $section in 1|5) want=hybridio ;; 3) want=libhybridio-dev ;; *) want=none ;; esac
-  check "man $section $name is found and in $want" bash -c "
-    man -w $section $name | grep -qx '$page' && dpkg -S '$page' | grep -q '^$want:'"
-done
 
 # A consumer compiled against the installed files only.
 consumer=$src/tests/consumer
