@@ -2,21 +2,27 @@
 #include "checkpoint_job.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
-#include "checkpoint_presets.h"
-#include "memory_cgroup.h"
 #include "bench_options.h"
+#include "checkpoint_presets.h"
 #include "hybridio_internal/settings_text.h"
 #include "io_runner.h"
 #include "machine_info.h"
 #include "measure_loop.h"
+#include "memory_cgroup.h"
 #include "option_table.h"
 #include "report.h"
 
@@ -73,6 +79,11 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
        "report adds limit hits, memory stalls and OOM kills per policy",
        [](O& o, const std::string& v) { return internal::parse_size(v, &o.memory_limit) && o.memory_limit >= (64 << 20); },
        [](const O& o) { return OptValue::size(static_cast<double>(o.memory_limit)); }},
+      {"dataset", "SIZE",
+       "read a dataset file of SIZE into the page cache before every write, as a data loader's files are; "
+       "the report says how much of it each policy's write left cached and how fast it re-reads",
+       [](O& o, const std::string& v) { return internal::parse_size(v, &o.dataset) && o.dataset >= (1 << 20); },
+       [](const O& o) { return OptValue::size(static_cast<double>(o.dataset)); }},
       {"json", "FILE", "also write the results as JSON (schema hybridio-bench/1), '-' for stdout",
        [](O& o, const std::string& v) { o.json_path = v; return !v.empty(); },
        [](const O& o) { return OptValue::str(o.json_path); }},
@@ -130,6 +141,86 @@ std::string shard_path(const CheckpointOptions& o, unsigned rank) {
 }
 
 uint64_t rank_key(unsigned rank) { return 0xc4ec4b01d0000000ULL + rank * 0x10001ULL; }
+
+// --dataset: a file of a data loader's, kept in the page cache (or not)
+// while checkpoints are written.
+struct DatasetSample {
+  double kept = 0;   // share of its pages still cached after the write
+  double gbps = 0;   // re-read speed right after
+};
+
+// Reads `path` whole through the page cache; the GB/s, or 0 on failure.
+double read_whole(const std::string& path, std::vector<char>& buf) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t total = 0;
+  for (ssize_t n; (n = read(fd, buf.data(), buf.size())) > 0;) total += static_cast<uint64_t>(n);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  close(fd);
+  return s > 0 ? total / s / 1e9 : 0;
+}
+
+// Puts the dataset in the page cache as a reader in this process's memory
+// cgroup would: its cached pages are dropped first, so that the read
+// charges them to this cgroup, not to the one that first cached them.
+void load_dataset(const std::string& path, std::vector<char>& buf) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
+  read_whole(path, buf);
+}
+
+// The share of `path`'s pages in the page cache (mincore), 0 on failure.
+double cached_share(const std::string& path, uint64_t bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((bytes + page - 1) / page);
+  uint64_t in = 0;
+  if (mincore(map, bytes, resident.data()) == 0)
+    for (unsigned char r : resident) in += r & 1;
+  munmap(map, bytes);
+  return resident.empty() ? 0 : double(in) / resident.size();
+}
+
+// Writes the dataset file (untimed, once); "" or why not.
+std::string make_dataset(const std::string& path, uint64_t bytes, std::vector<char>& buf) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + path + ": " + strerror(errno);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 131 + 7);
+  for (uint64_t at = 0; at < bytes;) {
+    const ssize_t n = pwrite(fd, buf.data(), std::min<uint64_t>(buf.size(), bytes - at), static_cast<off_t>(at));
+    if (n <= 0) {
+      close(fd);
+      return "cannot write " + path + ": " + strerror(n < 0 ? errno : ENOSPC);
+    }
+    at += static_cast<uint64_t>(n);
+  }
+  return fsync(fd) == 0 && close(fd) == 0 ? "" : "cannot write " + path + ": " + strerror(errno);
+}
+
+// Under --dataset: per policy, the medians over the runs.
+void print_dataset_table(FILE* out, uint64_t bytes, const std::vector<hio_mode>& policies,
+                         const std::vector<std::vector<DatasetSample>>& samples) {
+  fprintf(out, "\ndataset of %s read into the page cache before every write; after the write, median:\n",
+          internal::format_size(bytes).c_str());
+  fprintf(out, "%-10s %14s %16s\n", "policy", "still cached", "re-read GB/s");
+  for (size_t k = 0; k < policies.size(); ++k) {
+    if (samples[k].empty()) continue;
+    std::vector<double> kept, gbps;
+    for (const DatasetSample& d : samples[k]) kept.push_back(d.kept), gbps.push_back(d.gbps);
+    std::sort(kept.begin(), kept.end());
+    std::sort(gbps.begin(), gbps.end());
+    fprintf(out, "%-10s %13.0f%% %16.3f\n", hio_mode_name(policies[k]), 100 * kept[kept.size() / 2],
+            gbps[gbps.size() / 2]);
+  }
+}
 
 // Under --memory-limit: what the limit did to each policy (median run).
 void print_memory_table(FILE* out, const Report& report, uint64_t limit, const std::string& where) {
@@ -209,6 +300,30 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   std::vector<std::string> files;
   for (unsigned r = 0; r < ranks; ++r) files.push_back(shard_path(o, r));
 
+  const std::string dataset_path = o.directory + "/hybridio-dataset." + std::to_string(getpid());
+  std::vector<char> dataset_buf(o.dataset ? 4 << 20 : 0);
+  std::vector<std::vector<DatasetSample>> dataset_samples(o.policies.size());
+  if (o.dataset) {
+    if (m.free_bytes && total + o.dataset + (64ULL << 20) > m.free_bytes) {
+      fprintf(stderr, "%s: %s has %.1f GiB free, the checkpoint and the dataset need %.1f GiB\n", prog,
+              o.directory.c_str(), m.free_bytes / double(1ULL << 30), (total + o.dataset) / double(1ULL << 30));
+      return 2;
+    }
+    const std::string why = make_dataset(dataset_path, o.dataset, dataset_buf);
+    if (!why.empty()) {
+      unlink(dataset_path.c_str());
+      fprintf(stderr, "%s: --dataset: %s\n", prog, why.c_str());
+      return 1;
+    }
+  }
+  struct RemoveDataset {
+    const std::string& path;
+    bool made;
+    ~RemoveDataset() {
+      if (made) unlink(path.c_str());
+    }
+  } remove_dataset{dataset_path, o.dataset != 0};
+
   MemoryCgroup cgroup;
   if (o.memory_limit) {
     const std::string why = cgroup.enter(o.memory_limit);
@@ -262,6 +377,20 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
     if (cgroup.active()) write.config.cgroup = &cgroup;
     write.record_as = {HIO_OP_WRITE};
     Phase restore = write;
+    if (o.dataset) {
+      // Untimed: the dataset is read into the cache right before the write
+      // (after the memory warm-up, which would otherwise evict it), and
+      // looked at and re-read after it.
+      write.last = [&] { load_dataset(dataset_path, dataset_buf); };
+      const size_t k = static_cast<size_t>(std::find(o.policies.begin(), o.policies.end(), mode) - o.policies.begin());
+      write.check = [&, k] {
+        DatasetSample d;
+        d.kept = cached_share(dataset_path, o.dataset);
+        d.gbps = read_whole(dataset_path, dataset_buf);
+        dataset_samples[k].push_back(d);
+        return std::string();
+      };
+    }
     restore.label = std::string(hio_mode_name(mode)) + " restore";
     for (auto& p : restore.plans) {
       p.open_flags = O_RDONLY;
@@ -312,6 +441,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   }
   if (bw > 0 && br > 0 && hw > 0 && hr > 0) fprintf(out, "hybrid vs buffered: write x%.2f, restore x%.2f\n", hw / bw, hr / br);
   if (cgroup.active()) print_memory_table(out, report, o.memory_limit, cgroup.describe());
+  if (o.dataset) print_dataset_table(out, o.dataset, o.policies, dataset_samples);
 
   report.write_settings = [&](JsonWriter& w) {
     w.begin_array("jobs").begin_object().field("name", "checkpoint").begin_object("settings");

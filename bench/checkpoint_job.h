@@ -29,6 +29,7 @@ struct CheckpointOptions {
   bool warm_up = true;         // same page-cache memory state before every phase (io_runner.h)
   bool verify = true;
   uint64_t memory_limit = 0;   // run inside a memory cgroup of this many bytes (memory_cgroup.h); 0: none
+  uint64_t dataset = 0;        // bytes of a dataset file read into the cache before every write; 0: none
   std::string json_path;
 };
 

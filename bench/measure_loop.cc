@@ -66,6 +66,7 @@ MeasureOutcome measure_policies(const MeasurePlan& plan, const MachineInfo& mach
         if (phase.before) phase.before();
         if (phase.cold) report->cold = plan.drop_caches ? drop_caches(plan.files) : "none";
         warm_up(mode);
+        if (phase.last) phase.last();
         phase.config.progress = &progress;
         progress.set_label(phase.label);
         runs.push_back(run_threads(phase.plans, phase.config));

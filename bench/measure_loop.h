@@ -8,7 +8,8 @@
 // the same neighbour.  One policy's turn is a trial: the caller's timed
 // phases (e.g. write, then a cold restore), each prepared the same way
 // (the caller's own step, then the cached pages dropped when the phase is
-// cold, then the page-cache memory warm-up), run by run_threads
+// cold, then the page-cache memory warm-up, then the caller's last step),
+// run by run_threads
 // (io_runner.h) and checked.  The outcomes are recorded in the policy's
 // rows when every phase of the trial succeeded; the first failure is
 // recorded as the reason of all its rows instead, printed, and ends the
@@ -38,6 +39,7 @@ struct Phase {
   std::vector<hio_op> record_as;   // the directions whose rows get this run's outcome
   bool cold = false;               // drop the cached pages of the workload's files first
   std::function<void()> before;    // untimed, first (e.g. truncate the files); optional
+  std::function<void()> last;      // untimed, after the warm-up, right before the run; optional
   std::function<std::string()> check;  // untimed, after a good run: "" or why it failed; optional
 };
 

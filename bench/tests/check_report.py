@@ -91,7 +91,8 @@ def main():
     ap.add_argument("--expect-skipped", type=int)
     ap.add_argument("--kind")
     ap.add_argument("--stdout-json", action="store_true")
-    ap.add_argument("--expect-stdout", metavar="REGEX")
+    ap.add_argument("--expect-stdout", metavar="REGEX", action="append", default=[],
+                    help="the table must match REGEX (may be given more than once)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -130,8 +131,9 @@ def main():
         errors.append(f"expected {a.expect_skipped} skipped rows, got {len(doc['skipped'])}")
     if a.kind and doc.get("kind") != a.kind:
         errors.append(f"kind {doc.get('kind')}, expected {a.kind}")
-    if a.expect_stdout and not re.search(a.expect_stdout, out.stdout, re.DOTALL):
-        errors.append(f"stdout does not match {a.expect_stdout!r}")
+    for regex in a.expect_stdout:
+        if not re.search(regex, out.stdout, re.DOTALL):
+            errors.append(f"stdout does not match {regex!r}")
     if a.kind == "checkpoint" and "checkpoint" not in doc:
         errors.append("no checkpoint object")
     if errors:
