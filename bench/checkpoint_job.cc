@@ -228,9 +228,7 @@ void print_memory_table(FILE* out, const Report& report, uint64_t limit, const s
   fprintf(out, "%-10s %-5s %8s %12s %14s %10s\n", "policy", "rw", "GB/s", "limit hits", "memory stall", "OOM kills");
   for (const ResultRow& row : report.rows) {
     if (row.runs.empty()) continue;
-    std::vector<RunSample> runs = row.runs;
-    std::sort(runs.begin(), runs.end(), [](const RunSample& a, const RunSample& b) { return a.gbps() < b.gbps(); });
-    const RunSample& m = runs[runs.size() / 2];
+    const RunSample& m = row.runs[median_run(row)];
     fprintf(out, "%-10s %-5s %8.3f %12llu %12.2f s %10llu\n", row.policy.c_str(),
             row.op == HIO_OP_WRITE ? "write" : "read", m.gbps(), static_cast<unsigned long long>(m.memory.limit_hits),
             m.memory.stall_s, static_cast<unsigned long long>(m.memory.oom_kills));

@@ -37,14 +37,6 @@ Stat3 over_runs(const ResultRow& row, F f) {
 
 double per_gb(double s, uint64_t bytes) { return bytes ? s / (bytes / 1e9) : 0; }
 
-// The run whose GB/s is the median (lower middle for even counts).
-size_t median_run(const ResultRow& row) {
-  std::vector<size_t> idx(row.runs.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return row.runs[a].gbps() < row.runs[b].gbps(); });
-  return idx.empty() ? 0 : idx[(idx.size() - 1) / 2];
-}
-
 std::string human_ns(double ns) {
   char b[32];
   if (ns < 1e3)
@@ -102,6 +94,13 @@ void add_run(ResultRow* row, const RunOutcome& run, hio_op op) {
   row->runs.push_back(s);
   row->run_stats.push_back(run.stats);
   row->latency.merge(run.latency[op]);
+}
+
+size_t median_run(const ResultRow& row) {
+  std::vector<size_t> idx(row.runs.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return row.runs[a].gbps() < row.runs[b].gbps(); });
+  return idx.empty() ? 0 : idx[(idx.size() - 1) / 2];
 }
 
 double median_gbps(const ResultRow& row) {

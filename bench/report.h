@@ -69,6 +69,10 @@ std::string report_json(const Report& r);
 // Writes the JSON to `path` ("-": stdout); false with the reason on stderr.
 bool write_report_json(const Report& r, const std::string& path);
 
+// The run whose GB/s is the median (lower middle for even counts): the run
+// whose counters and memory figures a row shows.
+size_t median_run(const ResultRow& row);
+
 // Median over repeats of the row's GB/s, or 0.
 double median_gbps(const ResultRow& row);
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,15 +44,14 @@ bool tracked_target(int fd) {
   return guard.entered() && static_cast<bool>(lookup(fd));
 }
 
-// How much of `len` bytes written at `to` RLIMIT_FSIZE allows: the kernel
-// shortens a copy that crosses the limit, without a signal.  -1: the copy
-// starts at or past the limit (the kernel raises SIGXFSZ; left to it).
+// How much of `len` bytes written at `to` RLIMIT_FSIZE allows
+// (fsize_allowance): the kernel shortens a copy that crosses the limit,
+// without a signal.  -1: the copy starts at or past the limit (the kernel
+// raises SIGXFSZ; left to it).
 ssize_t fsize_allowed(const End& to, size_t len) {
-  rlimit lim;
-  if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return static_cast<ssize_t>(len);
   const off_t at = to.offset ? *to.offset : lseek(to.fd, 0, SEEK_CUR);
-  if (at < 0 || static_cast<rlim_t>(at) >= lim.rlim_cur) return -1;
-  return static_cast<ssize_t>(std::min<rlim_t>(len, lim.rlim_cur - static_cast<rlim_t>(at)));
+  const uint64_t allowed = at < 0 ? 0 : fsize_allowance(static_cast<uint64_t>(at), len);
+  return allowed ? static_cast<ssize_t>(allowed) : -1;
 }
 
 ssize_t read_at(const CopyIo& io, const End& e, char* buf, size_t n, size_t done) {

@@ -81,16 +81,6 @@ class ExactSection {
   int cancel_state_ = PTHREAD_CANCEL_ENABLE;
 };
 
-// How far a write at `offset` may go under RLIMIT_FSIZE: `want`, less when
-// it crosses the limit, 0 when it starts at or beyond it (the kernel must
-// then raise SIGXFSZ itself).
-uint64_t fsize_allowance(uint64_t offset, uint64_t want) {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return want;
-  const uint64_t limit = rl.rlim_cur;
-  return offset >= limit ? 0 : std::min(want, limit - offset);
-}
-
 enum class Outcome { kDone, kPlain };
 
 // The direct section: returns kPlain when the call must go to the kernel
@@ -150,6 +140,13 @@ Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, in
 }
 
 }  // namespace
+
+uint64_t fsize_allowance(uint64_t offset, uint64_t want) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return want;
+  const uint64_t limit = rl.rlim_cur;
+  return offset >= limit ? 0 : std::min(want, limit - offset);
+}
 
 bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at, size_t total,
                 ssize_t* out) {

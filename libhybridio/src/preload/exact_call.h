@@ -35,6 +35,7 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "fd_table.h"
 
@@ -42,6 +43,11 @@ namespace hybridio::preload {
 
 // The most one read or write moves on Linux (MAX_RW_COUNT).
 constexpr size_t kMaxRwCount = 0x7ffff000;
+
+// How far a write at `offset` may go under RLIMIT_FSIZE: `want`, less when
+// it crosses the limit, 0 when it starts at or beyond it (the kernel must
+// then raise SIGXFSZ itself).
+uint64_t fsize_allowance(uint64_t offset, uint64_t want);
 
 // Runs the call on tracked file `t` behind descriptor `fd`: `count`
 // elements of `iov` (already checked: 1..IOV_MAX, total `total` bytes,
