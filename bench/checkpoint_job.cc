@@ -18,6 +18,7 @@
 
 #include "bench_options.h"
 #include "checkpoint_presets.h"
+#include "decision_summary.h"
 #include "hybridio_internal/settings_text.h"
 #include "io_runner.h"
 #include "machine_info.h"
@@ -46,9 +47,14 @@ const std::vector<OptionSpec<CheckpointOptions>>& checkpoint_option_table() {
       {"preset", "MODEL", "llama3-8b|llama3-70b|llama3-405b|llama3-1t (MLPerf Storage checkpointing sizes)",
        [](O& o, const std::string& v) { o.preset = v; return find_preset(v) != nullptr; },
        [](const O& o) { return OptValue::str(o.preset); }},
-      {"size", "SIZE", "bytes of all shards together; sets --scale (K/M/G/T suffixes)",
-       [](O& o, const std::string& v) { return internal::parse_size(v, &o.size) && o.size >= (1 << 20); },
-       [](const O& o) { return OptValue::size(static_cast<double>(o.size)); }},
+      {"size", "SIZE",
+       "bytes of all shards together; sets --scale (K/M/G/T suffixes); auto: twice the dirty-page limit, "
+       "clamped to the free space of --dir",
+       [](O& o, const std::string& v) {
+         if (v == "auto") return o.size = 0, true;
+         return internal::parse_size(v, &o.size) && o.size >= (1 << 20);
+       },
+       [](const O& o) { return o.size ? OptValue::size(static_cast<double>(o.size)) : OptValue::str("auto"); }},
       {"scale", "FRACTION", "fraction (0-1] of each full shard's records to write, instead of --size",
        [](O& o, const std::string& v) {
          char* end;
@@ -235,7 +241,61 @@ void print_memory_table(FILE* out, const Report& report, uint64_t limit, const s
   }
 }
 
+// The headline the README's main job prints: hybrid against the best fixed
+// policy of each phase, and against the page cache alone (buffered); then,
+// per phase, why hybrid routed its bytes as it did (its median run).
+template <typename RowOf>
+void print_headline(FILE* out, const std::vector<hio_mode>& policies, RowOf row_of) {
+  struct PhaseResult {
+    double hybrid = 0, buffered = 0, best = 0;
+    hio_mode best_mode = HIO_MODE_BUFFERED;
+    const ResultRow* hybrid_row = nullptr;
+  } phase[2];
+  for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
+    PhaseResult& r = phase[op];
+    for (size_t k = 0; k < policies.size(); ++k) {
+      const ResultRow& row = row_of(k, op);
+      if (row.runs.empty()) continue;
+      const double gbps = median_gbps(row);
+      if (policies[k] == HIO_MODE_HYBRID) {
+        r.hybrid = gbps;
+        r.hybrid_row = &row;
+        continue;
+      }
+      if (policies[k] == HIO_MODE_BUFFERED) r.buffered = gbps;
+      if (gbps > r.best) r.best = gbps, r.best_mode = policies[k];
+    }
+  }
+  const PhaseResult &w = phase[HIO_OP_WRITE], &rd = phase[HIO_OP_READ];
+  if (w.hybrid > 0 && rd.hybrid > 0 && w.best > 0 && rd.best > 0)
+    fprintf(out, "hybrid vs the best fixed policy: write x%.2f (best: %s, %.2f GB/s), restore x%.2f (best: %s, %.2f GB/s)\n",
+            w.hybrid / w.best, hio_mode_name(w.best_mode), w.best, rd.hybrid / rd.best, hio_mode_name(rd.best_mode),
+            rd.best);
+  if (w.hybrid > 0 && rd.hybrid > 0 && w.buffered > 0 && rd.buffered > 0)
+    fprintf(out, "hybrid vs buffered: write x%.2f, restore x%.2f\n", w.hybrid / w.buffered, rd.hybrid / rd.buffered);
+  hio_policy_config cfg;
+  hio_policy_get(&cfg);
+  for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
+    const ResultRow* row = phase[op].hybrid_row;
+    if (!row || row->run_stats.size() != row->runs.size()) continue;
+    const std::string why = explain_decisions(row->run_stats[median_run(*row)], op, cfg);
+    if (!why.empty()) fprintf(out, "why hybrid %s so: %s\n", op == HIO_OP_WRITE ? "wrote" : "restored", why.c_str());
+  }
+}
+
 }  // namespace
+
+uint64_t auto_checkpoint_size(const MachineInfo& m, uint64_t extra_bytes) {
+  constexpr uint64_t kMin = 256ULL << 20, kSlack = 1ULL << 30;
+  const uint64_t dirty_limit = dirty_limit_bytes(m);
+  uint64_t size = dirty_limit ? 2 * dirty_limit : 4ULL << 30;
+  if (m.free_bytes) {
+    const uint64_t room = m.free_bytes / 10 * 8;
+    const uint64_t usable = room > kSlack + extra_bytes ? room - kSlack - extra_bytes : 0;
+    size = std::min(size, usable);
+  }
+  return std::max(size, kMin);
+}
 
 std::vector<OptionDoc> checkpoint_option_docs() { return describe_options(checkpoint_option_table(), CheckpointOptions{}); }
 
@@ -269,11 +329,12 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   }
   const ModelPreset& preset = *find_preset(o.preset);
   unsigned ranks = o.ranks ? o.ranks : std::min(preset.mlperf_ranks, kDefaultMaxRanks);
+  MachineInfo m = probe_machine(o.directory);
+  const uint64_t size = o.size ? o.size : auto_checkpoint_size(m, o.dataset);
   ShardLayout full = shard_layout(preset, 1.0);
-  double scale = o.scale > 0 ? o.scale : std::min(1.0, double(o.size) / (double(full.full_shard_bytes) * ranks));
+  double scale = o.scale > 0 ? o.scale : std::min(1.0, double(size) / (double(full.full_shard_bytes) * ranks));
   ShardLayout layout = shard_layout(preset, scale);
   uint64_t total = layout.bytes * ranks;
-  MachineInfo m = probe_machine(o.directory);
   if (m.free_bytes && total + (64ULL << 20) > m.free_bytes) {
     fprintf(stderr, "%s: %s has %.1f GiB free, the checkpoint needs %.1f GiB; use --size or --scale\n", prog,
             o.directory.c_str(), m.free_bytes / double(1ULL << 30), total / double(1ULL << 30));
@@ -412,14 +473,20 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
     for (auto& row : report.rows)
       if (row.op == HIO_OP_READ) row.notes.push_back("not root: only the shards' pages dropped (fadvise)");
 
+  const uint64_t dirty_limit = dirty_limit_bytes(m);
+  std::string size_note;
+  if (!o.size && o.scale <= 0 && dirty_limit)
+    size_note = " (" + internal::format_size(size) + " asked for: " +
+                (size >= 2 * dirty_limit ? "twice" : "clamped to the free space; below twice") + " the " +
+                internal::format_size(dirty_limit) + " dirty-page limit)";
   char title[1024];
   snprintf(title, sizeof title,
            "Checkpoint %s (MLPerf: %.0f GiB over %u ranks) at scale %.4f: %u rank%s x %.2f GiB shard = %.2f GiB,\n"
-           "%u of %u tensor records per shard, calls up to %.1f MiB, fsync included; restore %s%s; %s;\n"
+           "%u of %u tensor records per shard%s, calls up to %.1f MiB, fsync included; restore %s%s; %s;\n"
            "%s",
            preset.label, preset.mlperf_bytes / double(1ULL << 30), preset.mlperf_ranks, scale, ranks,
            ranks == 1 ? "" : "s", layout.bytes / double(1ULL << 30), total / double(1ULL << 30), layout.tensors_kept,
-           layout.tensors_total, call / double(1 << 20),
+           layout.tensors_total, size_note.c_str(), call / double(1 << 20),
            o.drop_caches ? "cold (" : "warm", o.drop_caches ? (report.cold + ")").c_str() : "",
            o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs").c_str() : "one run",
            o.warm_up ? "before every write and restore, untimed, the same page-cache memory state for every policy "
@@ -428,16 +495,7 @@ int run_checkpoint_job(const CheckpointOptions& o, const std::vector<std::string
   FILE* out = o.json_path == "-" ? stderr : stdout;
   print_table(out, report, [&](const std::string&) { return std::string(title); });
   fprintf(out, "GB/s: all ranks' bytes over the time until the slowest rank is done.\n");
-  // The headline the README's main job prints.
-  double bw = 0, br = 0, hw = 0, hr = 0;
-  for (size_t k = 0; k < o.policies.size(); ++k) {
-    const ResultRow& wr = row_of(k, HIO_OP_WRITE);
-    const ResultRow& rr = row_of(k, HIO_OP_READ);
-    if (wr.runs.empty() || rr.runs.empty()) continue;
-    if (o.policies[k] == HIO_MODE_BUFFERED) bw = median_gbps(wr), br = median_gbps(rr);
-    if (o.policies[k] == HIO_MODE_HYBRID) hw = median_gbps(wr), hr = median_gbps(rr);
-  }
-  if (bw > 0 && br > 0 && hw > 0 && hr > 0) fprintf(out, "hybrid vs buffered: write x%.2f, restore x%.2f\n", hw / bw, hr / br);
+  print_headline(out, o.policies, row_of);
   if (cgroup.active()) print_memory_table(out, report, o.memory_limit, cgroup.describe());
   if (o.dataset) print_dataset_table(out, o.dataset, o.policies, dataset_samples);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on built-in defaults: set up, build, then write and restore a
-# 4 GiB checkpoint under each I/O policy and print the comparison table.
+# checkpoint of twice the dirty limit under each I/O policy (3 runs) and print the comparison table.
 # Extra arguments go to `hybridio checkpoint` (see --help), e.g. --size=8G.
 set -euo pipefail
 cd "$(dirname "$0")/.."
