@@ -17,6 +17,7 @@
 #include "buffer_pool.h"
 #include "cache_probe.h"
 #include "checked_copy.h"
+#include "fsize_limit.h"
 #include "log.h"
 #include "memory_pressure.h"
 #include "pinned_request.h"
@@ -654,6 +655,20 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     return n;
   }
   if (d.path != HIO_PATH_DIRECT) return single_buffered(op, buf, req.length, offset, d.path);
+  if (op == HIO_OP_WRITE) {
+    // RLIMIT_FSIZE (fsize_limit.h): no piece may raise a SIGXFSZ that the
+    // plain write would not have raised.  Beyond the limit: the kernel's own
+    // answer, EFBIG with one SIGXFSZ; across it: the part below it.
+    const uint64_t allowed = fsize_allowance(offset, req.length);
+    if (allowed == 0) return single_buffered(op, buf, req.length, offset, HIO_PATH_BUFFERED);
+    if (allowed < req.length) {
+      hio_request below = req;
+      below.length = allowed;
+      hio_decision cut;
+      hio_policy_decide(&rt_.policy(), &below, &cut);
+      return execute(below, cut, buf);
+    }
+  }
 
   Stats& s = rt_.stats();
   if (d.split) s.add(s.splits);

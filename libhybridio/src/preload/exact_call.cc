@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,13 +139,6 @@ Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, in
 }
 
 }  // namespace
-
-uint64_t fsize_allowance(uint64_t offset, uint64_t want) {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return want;
-  const uint64_t limit = rl.rlim_cur;
-  return offset >= limit ? 0 : std::min(want, limit - offset);
-}
 
 bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at, size_t total,
                 ssize_t* out) {

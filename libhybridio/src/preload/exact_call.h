@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../fsize_limit.h"
 #include "fd_table.h"
 
 namespace hybridio::preload {
@@ -44,10 +45,8 @@ namespace hybridio::preload {
 // The most one read or write moves on Linux (MAX_RW_COUNT).
 constexpr size_t kMaxRwCount = 0x7ffff000;
 
-// How far a write at `offset` may go under RLIMIT_FSIZE: `want`, less when
-// it crosses the limit, 0 when it starts at or beyond it (the kernel must
-// then raise SIGXFSZ itself).
-uint64_t fsize_allowance(uint64_t offset, uint64_t want);
+// RLIMIT_FSIZE, shared with the engine's direct paths (fsize_limit.h).
+using hybridio::fsize_allowance;
 
 // Runs the call on tracked file `t` behind descriptor `fd`: `count`
 // elements of `iov` (already checked: 1..IOV_MAX, total `total` bytes,
