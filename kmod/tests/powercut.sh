@@ -1,11 +1,19 @@
 #!/bin/sh
 # powercut.sh - the power-cut test inside the test VM (run by vm-init.sh;
 # docs/crash.md).  Writes files through the LD_PRELOAD shim, libhybridio's
-# API and hybridfs onto an ext4 on a device-mapper device over /dev/vdb,
-# fsyncs, cuts the power (the table is switched to dm-flakey drop_writes:
-# from then on every write is acknowledged and thrown away), unmounts, puts
-# the plain table back, remounts (the journal is replayed) and checks every
-# file with `powercut check`.  Prints PASS/FAIL lines.
+# API and hybridfs onto an ext4 on two stacked device-mapper devices over
+# /dev/vdb: "pc" (linear, switched to dm-flakey to cut) over "pclog"
+# (dm-log-writes, logging every write to /dev/vdc).  After the writers'
+# fsyncs the power is cut twice over:
+#  1. pc is switched to dm-flakey drop_writes (every write from then on is
+#     acknowledged and thrown away), the file systems are unmounted, the
+#     plain table is put back, the ext4 is remounted (journal replayed) and
+#     every file is checked with `powercut check`;
+#  2. the log is replayed onto /dev/vdd (a copy of the fresh file system) up
+#     to the last flush before the cut (`powercut replay`: a device with a
+#     volatile write cache loses what was never flushed), mounted and
+#     checked the same way.
+# Prints PASS/FAIL lines.
 #
 # Argument: break=nofsync (the writers skip every fsync) or break=early (the
 # power is cut before the writers run): both must make the checks FAIL; they
@@ -13,8 +21,11 @@
 
 PC=/bin/powercut
 DEV=/dev/vdb
+LOGDEV=/dev/vdc
+REPLAYDEV=/dev/vdd
 MNT=/pc
 HMNT=/mnt/pc
+RMNT=/pc-replay
 BREAK=${1#break=}
 PRELOAD=/lib/x86_64-linux-gnu/libhybridio_preload.so
 
@@ -37,28 +48,32 @@ wbytes() { # <file> <path>
 }
 hstat() { awk -v k="$1" '$1 == k { print $2 }' "$HSTATS"; }
 
+# The cut: a mark in the log (where cut 2 cuts), then drop_writes (cut 1).
+# --nolockfs: a suspend would otherwise freeze the ext4, which writes back
+# everything and so makes unsynced data durable.
 cut_power() {
+	dmsetup message pclog 0 mark powercut &&
 	dmsetup suspend --nolockfs pc && dmsetup load pc --table "$DROP" && dmsetup resume pc
 }
 
-mkdir -p $MNT $HMNT
-for m in dm-mod dm-flakey; do
+mkdir -p $MNT $HMNT $RMNT
+for m in dm-mod dm-flakey dm-log-writes; do
 	insmod /lib/modules/$m.ko || { fail powercut-setup "insmod $m"; exit 0; }
 done
 export DM_DISABLE_UDEV=1
 SECTORS=$(cat /sys/block/${DEV#/dev/}/size 2>/dev/null)
-if [ -z "$SECTORS" ] || [ "$SECTORS" = 0 ]; then
-	fail powercut-setup "no $DEV (the second disk)"
+if [ -z "$SECTORS" ] || [ "$SECTORS" = 0 ] || [ ! -b $LOGDEV ] || [ ! -b $REPLAYDEV ]; then
+	fail powercut-setup "no $DEV, $LOGDEV or $REPLAYDEV (the test's disks)"
 	exit 0
 fi
-UP="0 $SECTORS linear $DEV 0"
-DROP="0 $SECTORS flakey $DEV 0 0 3600 1 drop_writes"
-if ! dmsetup create pc --table "$UP" >/tmp/dmsetup.log 2>&1; then
+UP="0 $SECTORS linear /dev/mapper/pclog 0"
+DROP="0 $SECTORS flakey /dev/mapper/pclog 0 0 3600 1 drop_writes"
+if ! { dmsetup create pclog --table "0 $SECTORS log-writes $DEV $LOGDEV" &&
+       dmsetup create pc --table "$UP"; } >/tmp/dmsetup.log 2>&1; then
 	fail powercut-setup "dmsetup create: $(cat /tmp/dmsetup.log)"
 	exit 0
 fi
 DM=/dev/mapper/pc
-[ -b $DM ] || DM=/dev/dm-0
 # commit=300: no periodic journal commit makes anything durable by chance;
 # only fsync (and the umount that the cut turns into nothing) would.
 if ! mount -t ext4 -o commit=300 $DM $MNT; then
@@ -161,8 +176,22 @@ NOFSYNC=nofsync
 write control-nofsync $MNT/control 14 pwrite aligned
 : >/tmp/pc-expect-loss-control-nofsync
 
-# ---- the cut, the remount ----
-[ "$BREAK" = early ] || cut_power || fail powercut-cut "dmsetup could not switch to drop_writes"
+# check_all <prefix> <mount>: every case written, checked under <mount>.
+check_all() {
+	prefix=$1; under=$2
+	for c in $CASES; do
+		set -- $(echo $c | tr ':' ' ')
+		file=$under${2#$MNT}/$1
+		if [ -e /tmp/pc-expect-loss-$1 ]; then
+			$PC check $prefix-$1 $file $3 $4 expect-loss
+		else
+			$PC check $prefix-$1 $file $3 $4
+		fi
+	done
+}
+
+# ---- cut 1: drop_writes, remount ----
+[ "$BREAK" = early ] || cut_power || fail powercut-cut "dmsetup could not mark the log or switch to drop_writes"
 umount $HMNT || fail powercut-cut "umount hybridfs"
 umount $MNT || fail powercut-cut "umount ext4"
 dmsetup suspend pc && dmsetup load pc --table "$UP" && dmsetup resume pc ||
@@ -173,15 +202,21 @@ if ! mount -t ext4 $DM $MNT; then
 else
 	check powercut-journal-replayed "the remount found a clean file system: nothing was cut" \
 		test "$(dmesg | grep -c 'recovery complete')" -gt "$RECOVERED"
-	for c in $CASES; do
-		set -- $(echo $c | tr ':' ' ')
-		if [ -e /tmp/pc-expect-loss-$1 ]; then
-			$PC check powercut-$1 $2/$1 $3 $4 expect-loss
-		else
-			$PC check powercut-$1 $2/$1 $3 $4
-		fi
-	done
+	check_all powercut $MNT
 	umount $MNT
 fi
-dmsetup remove pc || fail powercut-cleanup "dmsetup remove"
+
+# ---- cut 2: the log up to the last flush before the mark ----
+dmsetup remove pc && dmsetup remove pclog || fail powercut-cleanup "dmsetup remove"
+if $PC replay $LOGDEV $REPLAYDEV powercut; then
+	RECOVERED=$(dmesg | grep -c 'recovery complete')
+	if ! mount -t ext4 $REPLAYDEV $RMNT; then
+		fail powercut-replay-remount "cannot mount the replayed ext4"
+	else
+		check powercut-replay-journal-replayed "the replayed file system was clean: nothing was cut" \
+			test "$(dmesg | grep -c 'recovery complete')" -gt "$RECOVERED"
+		check_all powercut-replay $RMNT
+		umount $RMNT
+	fi
+fi
 check powercut-rmmod "rmmod hybridfs failed" rmmod hybridfs

@@ -122,7 +122,7 @@ cp "$SRC/tests/vm-init.sh" "$IRD/init"
 cp "$SRC/tests/powercut.sh" "$IRD/bin/powercut.sh"
 chmod 755 "$IRD/init"
 for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-	 virtio_blk crc16 crc32c_generic mbcache jbd2 ext4 dm-mod dm-flakey; do
+	 virtio_blk crc16 crc32c_generic mbcache jbd2 ext4 dm-mod dm-flakey dm-log-writes; do
 	f=$(find "$MODDIR" -name "$m.ko*" | head -n 1)
 	[ -n "$f" ] || abort setup "module $m not found under $MODDIR"
 	case "$f" in
@@ -137,9 +137,16 @@ cp "$WORK/kmod/hybridfs.ko" "$IRD/lib/modules/"
 # ---- disk ----
 truncate -s 2G "$WORK/disk.img"
 mkfs.ext4 -q -F "$WORK/disk.img" || abort setup "mkfs.ext4 failed"
-# The power-cut test's disk (/dev/vdb), under device-mapper in the VM.
-truncate -s 256M "$WORK/powercut.img"
-mkfs.ext4 -q -F "$WORK/powercut.img" || abort setup "mkfs.ext4 failed"
+# The power-cut test's disks (docs/crash.md): the file system (/dev/vdb),
+# the dm-log-writes log (/dev/vdc) and the replay target (/dev/vdd, a copy
+# of the fresh file system), all sparse.
+powercut_disks() {
+	rm -f "$WORK/powercut.img" "$WORK/powercut-log.img" "$WORK/powercut-replay.img"
+	truncate -s 256M "$WORK/powercut.img" && truncate -s 512M "$WORK/powercut-log.img" &&
+	mkfs.ext4 -q -F "$WORK/powercut.img" &&
+	cp --sparse=always "$WORK/powercut.img" "$WORK/powercut-replay.img"
+}
+powercut_disks || abort setup "making the power-cut disks failed"
 
 # ---- boot ----
 run_vm() { # <accel> <timeout-seconds>
@@ -152,6 +159,8 @@ run_vm() { # <accel> <timeout-seconds>
 		-append "console=ttyS0 panic=-1 quiet slab_nomerge slub_debug=FZPU,hybridfs_inode,hybridfs_dentry,hybridfs_file hfs_ops=$OPS hfs_perf=$PERF hfs_powercut=$POWERCUT hfs_only=${HFS_ONLY:-all} hfs_pc_break=${HFS_PC_BREAK:-none}" \
 		-drive file="$WORK/disk.img",format=raw,if=virtio,cache=unsafe \
 		-drive file="$WORK/powercut.img",format=raw,if=virtio,cache=unsafe \
+		-drive file="$WORK/powercut-log.img",format=raw,if=virtio,cache=unsafe \
+		-drive file="$WORK/powercut-replay.img",format=raw,if=virtio,cache=unsafe \
 		</dev/null >"$WORK/console.log" 2>&1
 	RC=$?
 	tr -d '\r' <"$WORK/console.log" >"$WORK/console.txt"
@@ -165,7 +174,7 @@ if [ "$ACCEL" = kvm ] && ! grep -q '^PASS module-load' "$WORK/console.txt"; then
 	tail -n 3 "$WORK/console.txt"
 	echo "kvm did not work here: falling back to tcg"
 	mkfs.ext4 -q -F "$WORK/disk.img"
-	mkfs.ext4 -q -F "$WORK/powercut.img"
+	powercut_disks
 	run_vm tcg 600
 fi
 grep -E '^(PASS|FAIL|PERF|integrity:|stress:|powercut:|slab|dmesg|write_|read_)' "$WORK/console.txt"
