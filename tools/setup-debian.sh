@@ -20,6 +20,8 @@ packages=(
   xfsprogs btrfs-progs
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static kmod cpio e2fsprogs
+  # the VM's power-cut test (dm-flakey, dm-log-writes tables)
+  dmsetup
   # the Debian packages (tools/build-debs.sh) and their test: DKMS builds hybridfs
   dkms
 )

@@ -2,8 +2,13 @@
 # /init of the hybridfs test VM (busybox).  Run by run-vm-tests.sh; prints
 # "PASS <name>" / "FAIL <name>: <why>" lines on the console, then ends the
 # VM through isa-debug-exit.  It must never exit (the kernel would panic).
-# Knobs from the kernel command line: hfs_ops=<integrity ops> hfs_perf=<MiB>.
+# Knobs from the kernel command line: hfs_ops=<integrity ops> hfs_perf=<MiB>
+# hfs_powercut=0|1 (run powercut.sh) hfs_only=powercut (nothing else)
+# hfs_pc_break=nofsync|early (powercut.sh's deliberate breakage).
 
+# The console's first line follows the firmware's terminal escapes: start
+# with an empty one so that no PASS/FAIL line is glued to them.
+echo
 /bin/busybox mkdir -p /proc /sys /dev /tmp /mnt/h /lower /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -15,10 +20,16 @@ mount -t tmpfs tmpfs /tmp
 T=/bin/hfs_test
 OPS=10000
 PERF=128
+POWERCUT=0
+ONLY=all
+PC_BREAK=none
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	hfs_ops=*) OPS=${arg#hfs_ops=} ;;
 	hfs_perf=*) PERF=${arg#hfs_perf=} ;;
+	hfs_powercut=*) POWERCUT=${arg#hfs_powercut=} ;;
+	hfs_only=*) ONLY=${arg#hfs_only=} ;;
+	hfs_pc_break=*) PC_BREAK=${arg#hfs_pc_break=} ;;
 	esac
 done
 
@@ -28,6 +39,23 @@ fail() { echo "FAIL $1: $2"; }
 check() {
 	name=$1; why=$2; shift 2
 	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+kernel_log() {
+	dmesg | grep -i hybridfs | sed 's/^/dmesg: /' | head -20
+	BAD=$(dmesg | grep -E 'BUG|WARNING|Oops|lockdep|circular locking|general protection|Call Trace|blocked for more than|Objects remaining|Poison overwritten|Redzone|kmemleak')
+	if [ -n "$BAD" ]; then
+		echo "$BAD" | sed 's/^/dmesg-bad: /' | head -40
+		fail kernel-log "BUG/WARNING/Oops in the kernel log"
+	else
+		pass kernel-log
+	fi
+}
+powercut() {
+	if [ "$POWERCUT" = 1 ]; then
+		PCSTART=$(date +%s)
+		sh /bin/powercut.sh break=$PC_BREAK
+		echo "powercut: $(( $(date +%s) - PCSTART )) s"
+	fi
 }
 finish() {
 	echo "VM-DONE"
@@ -46,6 +74,11 @@ if ! mount -t ext4 /dev/vda /lower; then
 	finish
 fi
 mkdir -p /lower/data
+if [ "$ONLY" = powercut ]; then
+	powercut
+	kernel_log
+	finish
+fi
 
 # ---- module load, options ----
 check module-load "insmod failed" insmod /lib/modules/hybridfs.ko
@@ -143,13 +176,9 @@ fi
 umount /mnt/h
 check rmmod-final "final rmmod failed" rmmod hybridfs
 
+# ---- a power cut after fsync, on a second disk (powercut.sh) ----
+powercut
+
 # ---- kernel log ----
-dmesg | grep -i hybridfs | sed 's/^/dmesg: /' | head -20
-BAD=$(dmesg | grep -E 'BUG|WARNING|Oops|lockdep|circular locking|general protection|Call Trace|blocked for more than|Objects remaining|Poison overwritten|Redzone|kmemleak')
-if [ -n "$BAD" ]; then
-	echo "$BAD" | sed 's/^/dmesg-bad: /' | head -40
-	fail kernel-log "BUG/WARNING/Oops in the kernel log"
-else
-	pass kernel-log
-fi
+kernel_log
 finish
