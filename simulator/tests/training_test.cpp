@@ -191,7 +191,8 @@ TEST(Training, DalysOwnValidationPoints)
                 "%.2f min, Young %.2f min\n",
                 p.mtbf_min, best, p.published_min, 100 * err, daly_interval(d, m) / 60, young_interval(d, m) / 60);
     EXPECT_LE(std::fabs(err), 0.05) << "MTBF " << p.mtbf_min << " min";
-    if (p.mtbf_min == 15) // d = M/3: the sweep must tell Daly's refinement from Young's 12.2 min
+    if (p.mtbf_min == 15) { // d = M/3: the sweep must tell Daly's refinement from Young's 12.2 min
       EXPECT_GT(std::fabs(best * 60 - young_interval(d, m)), 0.2 * young_interval(d, m));
+    }
   }
 }
