@@ -17,6 +17,8 @@ ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(st
 {
   eager_ = p.cache.eager == "on" || (p.cache.eager == "auto" && p.fs.kind == "lustre");
   double capacity = p.cluster.node_memory - p.cluster.app_memory;
+  if (p.cluster.memory_limit > 0) // a container's limit caps the cache, and the dirty limit with it (cgroup v2)
+    capacity = std::min(capacity, p.cluster.memory_limit);
   size_t nodes    = storage.platform().clients.size();
   for (size_t n = 0; n < nodes; n++) {
     int node = static_cast<int>(n);

@@ -141,6 +141,9 @@ const std::vector<FlagSpec>& specs()
       {"cluster/memory", "2TiB", "host memory per node", [](Params& p, const std::string& v) { p.cluster.node_memory = positive(parse_bytes(v), v); }},
       {"cluster/app-memory", "1TiB", "host memory used by the training processes (not available to the page cache)",
        [](Params& p, const std::string& v) { p.cluster.app_memory = parse_bytes(v); }},
+      {"cluster/memory-limit", "0", "container memory limit on each node's page cache (cgroup memory.max less the job's own memory; 0: none): "
+       "buffered writes beyond it reclaim and stall, direct ones do not",
+       [](Params& p, const std::string& v) { p.cluster.memory_limit = parse_bytes(v); }},
       {"cluster/mem-bw", "200GBps", "node memory bandwidth shared by all copies", [](Params& p, const std::string& v) { p.cluster.mem_bw = positive(parse_bandwidth(v), v); }},
       {"cluster/d2h-bw", "25GBps", "per GPU, device to host copy bandwidth (async checkpoint phase 1)",
        [](Params& p, const std::string& v) { p.cluster.d2h_bw = positive(parse_bandwidth(v), v); }},

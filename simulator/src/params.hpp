@@ -22,6 +22,7 @@ struct ClusterParams {
   double switch_link_bw = 100e9; // fat-tree: every switch link
   double node_memory    = 2199023255552.0; // 2 TiB
   double app_memory     = 1099511627776.0; // memory used by the training processes
+  double memory_limit   = 0;      // container (cgroup) limit on a node's page cache, 0: none
   double mem_bw         = 200e9;  // node memory bandwidth shared by all copies
   double d2h_bw         = 25e9;   // per GPU, device to pinned host memory
 };
