@@ -67,6 +67,14 @@ void ClientModel::drop_caches()
     c->drop_clean();
 }
 
+void ClientModel::set_shared_file(int file, bool shared)
+{
+  if (shared)
+    shared_files_.insert(file);
+  else
+    shared_files_.erase(file);
+}
+
 double ClientModel::chunk_for(double bytes) const
 {
   // At scale (grouped hosts) a thread takes at most max_steps steps: fewer, larger chunks.
@@ -170,6 +178,7 @@ std::vector<ClientModel::Piece> ClientModel::plan_part(Policy pol, Op op, int no
     f.file_size    = static_cast<uint64_t>(std::llround(file_bytes));
     f.seq_run      = static_cast<uint32_t>(std::min<uint64_t>(stream.issued + static_cast<uint64_t>(done_reqs), UINT32_MAX));
     f.dontcache_ok = p_.policy.dontcache_ok;
+    f.writers      = shared_files_.count(file) ? static_cast<uint32_t>(threads) : 1;
     CacheFacts cache;
     cache.probe    = [&](double& cached, double& dirty) { pc.range_state(file, at, bytes, threads, cached, dirty); };
     cache.pressure = [&] { return pc.pressure(); };
@@ -218,9 +227,11 @@ void ClientModel::write_piece(int node, int file, const Piece& pc)
   }
   PageCache& cache = *caches_[node];
   cache.reserve_dirty(pc.bytes * threads);
+  // Writers of one shared file take turns (the file's lock): calls and copies one after another.
+  double turns = shared_files_.count(file) ? threads : 1;
   if (p_.client.buffered_write_cost > 0)
-    sg4::this_actor::sleep_for(pc.calls * p_.client.buffered_write_cost);
-  copy(pc.bytes * threads, p_.client.copy_bw_write * threads);
+    sg4::this_actor::sleep_for(pc.calls * turns * p_.client.buffered_write_cost);
+  copy(pc.bytes * threads, p_.client.copy_bw_write * threads / turns);
   cache.add_dirty(file, pc.offset, pc.bytes * threads, pc.path == Path::Dontcache);
 }
 

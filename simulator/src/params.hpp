@@ -97,7 +97,9 @@ struct WorkloadParams {
   double ts_small_frac   = 0.01;         // torchsave: fraction of bytes in small records
   bool cold_restore      = true;         // restore on nodes whose page cache is empty
   std::vector<double> bench_sizes = {4096, 65536, 1048576, 16777216};
-  double bench_bytes     = 268435456;
+  double bench_bytes     = 268435456;      // per thread
+  int bench_threads      = 1;            // bench: threads (processes) of the one client, in lockstep
+  bool bench_shared      = false;        // bench: the threads write disjoint regions of one shared file
 };
 
 struct TrainingParams {
