@@ -5,6 +5,7 @@
 #include "config.hpp"
 #include "output.hpp"
 #include "simulation.hpp"
+#include "learned.hpp"
 #include "sweep.hpp"
 #include "units.hpp"
 
@@ -151,7 +152,8 @@ int main(int argc, char** argv)
   std::string sub  = "run";
   int first        = 1;
   if (argc > 1 && (std::strcmp(argv[1], "run") == 0 || std::strcmp(argv[1], "sweep") == 0 ||
-                   std::strcmp(argv[1], "merge") == 0 || std::strcmp(argv[1], "calibrate") == 0)) {
+                   std::strcmp(argv[1], "merge") == 0 || std::strcmp(argv[1], "calibrate") == 0 ||
+                   std::strcmp(argv[1], "learn") == 0)) {
     sub   = argv[1];
     first = 2;
   }
@@ -218,6 +220,8 @@ int main(int argc, char** argv)
     std::vector<std::string> args(av.begin() + 1, av.begin() + ac);
     if (sub == "calibrate")
       return hiosim::cmd_calibrate(args);
+    if (sub == "learn")
+      return hiosim::cmd_learn(args);
     return cmd_run(args);
   } catch (const hiosim::ConfigError& e) {
     std::cerr << "hybridio-sim: error: " << e.what() << "\n";
