@@ -119,7 +119,10 @@ RoundCosts round_costs(const Params& p, const std::vector<double>& thresholds, d
   size_t n = thresholds.size();
   std::vector<double> direct_bytes(n);
   for (size_t i = 0; i < n; i++) {
-    rc.split.push_back(split_for(p.policy.core, thresholds[i], shard, exploration));
+    if (i > 0 && thresholds[i] == thresholds[i - 1])
+      rc.split.push_back(rc.split.back()); // the same threshold decides the same way
+    else
+      rc.split.push_back(split_for(p.policy.core, thresholds[i], shard, exploration));
     direct_bytes[i] = rc.split.back().direct;
   }
   double ost_bw = p.fs.oss * p.fs.osts_per_oss * p.fs.ost_write_bw;
