@@ -8,6 +8,17 @@ folder, {out} a fresh output folder; for "run" a --json {out}/result.json is add
   {"type": "bench", "rw": R, "policy": P, "bs": B, "expect": V, "rel_tol": T}   bench GB/s
   {"type": "optimum", "csv": C, "x": X, "y": Y, "expect": "young"|"daly", "rel_tol": T}
         fits y = a/x + b x + c to a merged sweep CSV; argmin sqrt(a/b) vs the formula
+  {"type": "trend", "csv": C, "x": X, "y": Y, "policy": P, "expect": "grows_as_x_shrinks", "min_ratio": R,
+   "tol": T}   in a merged sweep CSV (x may carry a size unit; 0 means unlimited), P's y never falls by
+        more than T as x shrinks and its value at the smallest x is at least R times that at the largest
+  {"type": "trend", ..., "expect": "flat", "tol": T}                        P's y within T of its value at
+        the largest x everywhere
+  {"type": "crossover", "rw": R, "faster": P1, "than": P2, "min_bs": A, "max_bs": B}   bench rows: the
+        smallest size from which P1 stays faster than P2 lies in [A, B]
+  {"type": "bench_ratio", "rw": R, "policy": P1, "over": P2, "min_bs": A, "at_least": V}   bench rows:
+        P1 / P2 at least V at every size >= A (the largest ratio is printed)
+  {"type": "bench_best", "rw": R, "policy": P, "of": [P1, P2], "tol": T, "min_bs": A}   bench rows: P
+        within T of the faster of P1 and P2 at every size (>= A if given)
   {"type": "stdout", "text": S}                                             S in stdout
   {"type": "exit", "code": N}  or  {"type": "exit", "codes": [N, ...]}      exit status
   {"type": "at_least", "pattern": RE, "min": V, "label": L}                 snapshot floor: the
@@ -39,6 +50,16 @@ def fit_argmin(xs, ys):
                 m[r] = [a - k * b for a, b in zip(m[r], m[c])]
     a, b = m[0][3] / m[0][0], m[1][3] / m[1][1]
     return math.sqrt(a / b)
+
+
+def size_value(text):
+    # "64GiB" -> bytes; 0 (no limit) sorts above every limit.
+    units = {"KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
+    for u, k in units.items():
+        if text.endswith(u):
+            return float(text[:-len(u)]) * k
+    v = float(text)
+    return math.inf if v == 0 else v
 
 
 def main():
@@ -103,6 +124,48 @@ def main():
             err = (best - ref) / ref
             check(abs(err) <= c["rel_tol"], f"swept optimum {best:.1f} s vs {c['expect']} {ref:.1f} s "
                                             f"({100 * err:+.2f} %, tolerance {100 * c['rel_tol']:.0f} %)")
+        elif t in ("crossover", "bench_ratio", "bench_best"):
+            rows = [r for r in doc["results"] if r["rw"] == c["rw"]]
+            sizes = sorted({r["bs_bytes"] for r in rows})
+            gb = {(r["policy"], r["bs_bytes"]): r["gbps"] for r in rows}
+            mib = lambda b: f"{b / 1048576:g} MiB"
+            if t == "crossover":
+                cross = None
+                for bs in sizes[::-1]:
+                    if gb[(c["faster"], bs)] > gb[(c["than"], bs)]:
+                        cross = bs
+                    else:
+                        break
+                shown = ", ".join(f"{mib(bs)}: {gb[(c['faster'], bs)]:.2f}/{gb[(c['than'], bs)]:.2f}" for bs in sizes)
+                check(cross is not None and c["min_bs"] <= cross <= c["max_bs"],
+                      f"{c['rw']}: {c['faster']} faster than {c['than']} from {mib(cross) if cross else 'no size'}, "
+                      f"expected in [{mib(c['min_bs'])}, {mib(c['max_bs'])}] (GB/s {shown})")
+            elif t == "bench_ratio":
+                ratios = [(gb[(c["policy"], bs)] / gb[(c["over"], bs)], bs) for bs in sizes if bs >= c["min_bs"]]
+                worst, best = min(ratios), max(ratios)
+                check(worst[0] >= c["at_least"], f"{c['rw']} {c['policy']}/{c['over']} from {mib(c['min_bs'])}: at least "
+                      f"{worst[0]:.2f} (at {mib(worst[1])}) >= {c['at_least']}; largest {best[0]:.2f} (at {mib(best[1])})")
+            else:
+                dev = max((max(gb[(o, bs)] for o in c["of"]) - gb[(c["policy"], bs)]) / max(gb[(o, bs)] for o in c["of"])
+                          for bs in sizes if bs >= c.get("min_bs", 0))
+                check(dev <= c["tol"], f"{c['rw']} {c['policy']} within {100 * c['tol']:.0f} % of the faster of "
+                                       f"{' and '.join(c['of'])} at every size from {mib(c.get('min_bs', sizes[0]))} (largest shortfall {100 * dev:.1f} %)")
+        elif t == "trend":
+            with open(c["csv"].replace("{out}", out)) as f:
+                rows = [r for r in csv.DictReader(f) if r["policy"] == c["policy"]]
+            pts = sorted((size_value(r[c["x"]]), float(r[c["y"]]), r[c["x"]]) for r in rows)[::-1]  # largest x first
+            ys = [y for _, y, _ in pts]
+            shown = ", ".join(f"{label}: {y:.3g}" for _, y, label in pts)
+            if c["expect"] == "flat":
+                dev = max(abs(y - ys[0]) / ys[0] for y in ys)
+                check(dev <= c["tol"], f"{c['policy']} {c['y']} flat across {c['x']} within {100 * c['tol']:.0f} % "
+                                       f"(largest deviation {100 * dev:.1f} %): {shown}")
+            else:
+                falls = max([(a - b) / a for a, b in zip(ys, ys[1:])] + [0])
+                ratio = ys[-1] / ys[0]
+                check(falls <= c["tol"] and ratio >= c["min_ratio"],
+                      f"{c['policy']} {c['y']} grows as {c['x']} shrinks (never falls by more than {100 * c['tol']:.0f} %: "
+                      f"{100 * falls:.1f} %; smallest / largest {ratio:.2f} >= {c['min_ratio']}): {shown}")
         elif t == "stdout":
             check(c["text"] in p.stdout, f"stdout contains {c['text']!r}")
         elif t in ("at_least", "at_most"):

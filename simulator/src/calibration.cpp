@@ -1,5 +1,6 @@
 /* calibration: bench JSON reader, model fit and prediction check (see calibration.hpp). */
 #include "calibration.hpp"
+#include "calibration_ratios.hpp"
 #include "config.hpp"
 #include "json.hpp"
 #include "output.hpp"
@@ -93,6 +94,10 @@ BenchFile read_bench_json(const std::string& path, const std::string& stat)
       p.spread = (r.at("gbps_max").n - r.at("gbps_min").n) / p.gbps;
     if (stat == "max")
       p.gbps = need("gbps_max", Json::Type::Number).n;
+    if (r.has("runs") && r.at("runs").type == Json::Type::Array)
+      for (const Json& run : r.at("runs").a)
+        if (run.has("gbps") && run.at("gbps").type == Json::Type::Number && run.at("gbps").n > 0)
+          p.runs.push_back(run.at("gbps").n);
     if (p.bs <= 0 || p.gbps <= 0)
       throw std::runtime_error(where + ": fields 'bs_bytes' and 'gbps_median' must be positive");
     if (r.has("counters") && r.at("counters").has("bytes")) {
@@ -441,7 +446,7 @@ int cmd_calibrate(std::vector<std::string>& args)
   // cannot be checked more tightly than the measurement reproduces itself.
   std::cout << "\n  rw     policy     block       measured  predicted   error  spread  used for\n";
   double worst = 0, worst_all = 0;
-  int checked = 0, noisy = 0, held_out = 0, within = 0;
+  int checked = 0, noisy = 0, held_out = 0, within = 0, within_spread = 0, with_spread = 0;
   std::string worst_where;
   for (const char* rw : {"write", "read"})
     for (const char* policy : {"buffered", "direct", "hybrid"})
@@ -456,6 +461,10 @@ int cmd_calibrate(std::vector<std::string>& args)
         if (not fit) {
           held_out++;
           within += std::fabs(err) <= max_error;
+          if (m->spread >= 0) {
+            with_spread++;
+            within_spread += std::fabs(err) <= 100.0 * m->spread;
+          }
           if (std::fabs(err) > worst_all) {
             worst_all   = std::fabs(err);
             worst_where = std::string(rw) + " " + policy + " " + format_bytes(bs);
@@ -477,6 +486,10 @@ int cmd_calibrate(std::vector<std::string>& args)
   std::printf("  judged (repetitions spread within the limit): %d, worst error %.1f %%; %d with repetition spread over the "
               "limit not judged\n",
               checked, worst, noisy);
+  if (with_spread > 0)
+    std::printf("  held-out absolute predictions within their point's own repetition spread ((max - min) / median): "
+                "%d of %d\n",
+                within_spread, with_spread);
   // A hybrid row whose bytes all went one way is a second measurement of that path, interleaved
   // with the first: how far the two disagree is what the machine lets any model be judged to.
   std::vector<std::pair<double, std::string>> twice;
@@ -495,6 +508,16 @@ int cmd_calibrate(std::vector<std::string>& args)
                 "%zu pairs differ by %.1f %% (median), at most %.1f %% (%s)\n",
                 twice.size(), twice[twice.size() / 2].first, twice.back().first, twice.back().second.c_str());
   }
+  // The calibration target: ratios, which drift between runs cannot move.
+  std::vector<double> held_sizes;
+  for (double bs : all_sizes)
+    if (std::none_of(fit_sizes.begin(), fit_sizes.end(), [&](double f) { return std::fabs(f - bs) < 0.5; }))
+      held_sizes.push_back(bs);
+  print_ratio_table(ratio_rows(bf.points, held_sizes,
+                               [&](const std::string& rw, const std::string& policy, double bs) {
+                                 return predicted(rw, policy, bs, measured(rw, policy, bs));
+                               }),
+                    max_error);
   if (not platform_out.empty()) {
     std::ofstream out(platform_out);
     if (not out)

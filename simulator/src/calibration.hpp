@@ -28,6 +28,7 @@ struct BenchPoint {
   double gbps   = 0;  // the statistic used (gbps_median unless told otherwise)
   double spread = -1; // (gbps_max - gbps_min) / gbps_median when the file has them
   double direct_share = -1; // share of the bytes the library sent direct (counters), when known
+  std::vector<double> runs = {}; // GB/s of each repeat in the report's order (runs[].gbps), when present
 };
 
 struct BenchFile {

@@ -17,6 +17,8 @@ ClientModel::ClientModel(const Params& p, Storage& storage) : p_(p), storage_(st
 {
   eager_ = p.cache.eager == "on" || (p.cache.eager == "auto" && p.fs.kind == "lustre");
   double capacity = p.cluster.node_memory - p.cluster.app_memory;
+  if (p.cluster.memory_limit > 0) // a container's limit caps the cache, and the dirty limit with it (cgroup v2)
+    capacity = std::min(capacity, p.cluster.memory_limit);
   size_t nodes    = storage.platform().clients.size();
   for (size_t n = 0; n < nodes; n++) {
     int node = static_cast<int>(n);
@@ -63,6 +65,14 @@ void ClientModel::drop_caches()
 {
   for (auto& c : caches_)
     c->drop_clean();
+}
+
+void ClientModel::set_shared_file(int file, bool shared)
+{
+  if (shared)
+    shared_files_.insert(file);
+  else
+    shared_files_.erase(file);
 }
 
 double ClientModel::chunk_for(double bytes) const
@@ -168,6 +178,7 @@ std::vector<ClientModel::Piece> ClientModel::plan_part(Policy pol, Op op, int no
     f.file_size    = static_cast<uint64_t>(std::llround(file_bytes));
     f.seq_run      = static_cast<uint32_t>(std::min<uint64_t>(stream.issued + static_cast<uint64_t>(done_reqs), UINT32_MAX));
     f.dontcache_ok = p_.policy.dontcache_ok;
+    f.writers      = shared_files_.count(file) ? static_cast<uint32_t>(threads) : 1;
     CacheFacts cache;
     cache.probe    = [&](double& cached, double& dirty) { pc.range_state(file, at, bytes, threads, cached, dirty); };
     cache.pressure = [&] { return pc.pressure(); };
@@ -216,9 +227,11 @@ void ClientModel::write_piece(int node, int file, const Piece& pc)
   }
   PageCache& cache = *caches_[node];
   cache.reserve_dirty(pc.bytes * threads);
+  // Writers of one shared file take turns (the file's lock): calls and copies one after another.
+  double turns = shared_files_.count(file) ? threads : 1;
   if (p_.client.buffered_write_cost > 0)
-    sg4::this_actor::sleep_for(pc.calls * p_.client.buffered_write_cost);
-  copy(pc.bytes * threads, p_.client.copy_bw_write * threads);
+    sg4::this_actor::sleep_for(pc.calls * turns * p_.client.buffered_write_cost);
+  copy(pc.bytes * threads, p_.client.copy_bw_write * threads / turns);
   cache.add_dirty(file, pc.offset, pc.bytes * threads, pc.path == Path::Dontcache);
 }
 

@@ -24,6 +24,7 @@
 #include "workload.hpp"
 
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace hiosim {
@@ -54,6 +55,10 @@ public:
   void async_persist(int node, int group, double bytes);
 
   PageCache& cache(int node) { return *caches_.at(node); }
+  /* The threads of group `file` write one shared file (disjoint regions): their buffered writes
+   * serialise on the file (one copy at a time, each call in turn) and the policy core is told how
+   * many writers the file has; direct writes stay parallel. */
+  void set_shared_file(int file, bool shared);
   /* Caps the simulated steps per thread and file (0: chunks of sim/chunk-bytes). */
   void set_max_steps(int steps) { max_steps_ = steps; }
   bool eager() const { return eager_; }
@@ -90,6 +95,7 @@ private:
   bool eager_;
   int max_steps_ = 0;
   std::vector<std::unique_ptr<PageCache>> caches_;
+  std::set<int> shared_files_;
 };
 
 } // namespace hiosim

@@ -141,6 +141,9 @@ const std::vector<FlagSpec>& specs()
       {"cluster/memory", "2TiB", "host memory per node", [](Params& p, const std::string& v) { p.cluster.node_memory = positive(parse_bytes(v), v); }},
       {"cluster/app-memory", "1TiB", "host memory used by the training processes (not available to the page cache)",
        [](Params& p, const std::string& v) { p.cluster.app_memory = parse_bytes(v); }},
+      {"cluster/memory-limit", "0", "container memory limit on each node's page cache (cgroup memory.max less the job's own memory; 0: none): "
+       "buffered writes beyond it reclaim and stall, direct ones do not",
+       [](Params& p, const std::string& v) { p.cluster.memory_limit = parse_bytes(v); }},
       {"cluster/mem-bw", "200GBps", "node memory bandwidth shared by all copies", [](Params& p, const std::string& v) { p.cluster.mem_bw = positive(parse_bandwidth(v), v); }},
       {"cluster/d2h-bw", "25GBps", "per GPU, device to host copy bandwidth (async checkpoint phase 1)",
        [](Params& p, const std::string& v) { p.cluster.d2h_bw = positive(parse_bandwidth(v), v); }},
@@ -244,7 +247,7 @@ const std::vector<FlagSpec>& specs()
       {"policy/async-depth", "4", "async: direct requests in flight per writer in the persist phase",
        [](Params& p, const std::string& v) { p.policy.async_depth = to_int(v, 1); }},
       // workload
-      {"workload/kind", "checkpoint", "checkpoint (write + restore of a model) or bench (one thread, one file, per block size)",
+      {"workload/kind", "checkpoint", "checkpoint (write + restore of a model) or bench (workload/bench-threads threads on one client, per block size)",
        [](Params& p, const std::string& v) { p.workload.kind = one_of(v, {"checkpoint", "bench"}); }},
       {"workload/preset", "llama3-70b", "MLPerf Storage checkpoint preset: llama3-8b, llama3-70b, llama3-405b, llama3-1t, custom",
        [](Params& p, const std::string& v) { p.workload.preset = one_of(v, {"llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t", "custom"}); }},
@@ -269,7 +272,13 @@ const std::vector<FlagSpec>& specs()
       {"workload/cold-restore", "yes", "restore on nodes with an empty page cache (after a failure)",
        [](Params& p, const std::string& v) { p.workload.cold_restore = to_bool(v); }},
       {"workload/bench-sizes", "4KiB,64KiB,1MiB,16MiB", "bench: block sizes", [](Params& p, const std::string& v) { p.workload.bench_sizes = parse_bytes_list(v); }},
-      {"workload/bench-bytes", "256MiB", "bench: file size", [](Params& p, const std::string& v) { p.workload.bench_bytes = positive(parse_bytes(v), v); }},
+      {"workload/bench-threads", "1", "bench: threads (processes) on the client, each writing and reading bench-bytes",
+       [](Params& p, const std::string& v) { p.workload.bench_threads = to_int(v, 1); }},
+      {"workload/bench-shared-file", "no",
+       "bench: the threads write one shared file (IOR N-1): buffered writers serialise on the file's lock and "
+       "the copy into its cache, direct writers meet only at the storage; the policy core sees the writers",
+       [](Params& p, const std::string& v) { p.workload.bench_shared = to_bool(v); }},
+      {"workload/bench-bytes", "256MiB", "bench: bytes per thread (its file or its region of the shared file)", [](Params& p, const std::string& v) { p.workload.bench_bytes = positive(parse_bytes(v), v); }},
       // training
       {"training/iteration", "10s", "time of one training iteration", [](Params& p, const std::string& v) { p.training.iteration = positive(parse_duration(v), v); }},
       {"training/interval", "30min", "compute time between checkpoints", [](Params& p, const std::string& v) { p.training.interval = positive(parse_duration(v), v); }},

@@ -1,10 +1,12 @@
 /* main: the hybridio-sim command line. `hybridio-sim [run]` simulates one configuration,
  * `sweep` expands a parameter grid into independent runs, `merge` joins their results,
- * `calibrate` fits the client model to a hybridio-bench JSON and checks its predictions. */
+ * `calibrate` fits the client model to a hybridio-bench JSON and checks its predictions,
+ * `learn` runs per-client threshold learning on shared OSTs. */
 #include "calibration.hpp"
 #include "config.hpp"
 #include "output.hpp"
 #include "simulation.hpp"
+#include "learned.hpp"
 #include "sweep.hpp"
 #include "units.hpp"
 
@@ -32,6 +34,9 @@ usage:
   hybridio-sim calibrate --bench FILE.json [--fit-sizes 4KiB,1MiB,...] [--max-error PCT]
                          [--stat median|max] [--direct-chunk SIZE] [--readahead SIZE]
                          [--write-platform FILE] [--cfg=...]
+  hybridio-sim learn [--clients N] [--rounds N] [--damping A,B,...] [--hysteresis OCT,...]
+                     [--exploration F] [--noise F] [--shard SIZE] [--initial-threshold SIZE]
+                     [--seed N] [--trace] [--platform FILE] [--cfg=...]
   hybridio-sim --help
 
 run (the default):
@@ -71,7 +76,18 @@ calibrate:
   repetitions spread more than that are shown but not judged. A report of `hybridio bench`
   tells the library's parallel direct engine (chunk size and depth, from its counters), which
   way each hybrid request went (counters) and the readahead window (machine); --direct-chunk
-  and --readahead override the first and the last (0: off).
+  and --readahead override the first and the last (0: off). It also prints the ratios
+  direct/buffered and hybrid/buffered at every held-out size, predicted against measured (the
+  median over the repeats of the ratio within one repeat), TARGET MET / NOT MET per ratio.
+
+learn:
+  Per-client threshold learning at scale: --clients clients (default 2048) each write a shard per
+  checkpoint in request sizes 64 KiB-256 MiB, decided by the policy core with the client's own
+  threshold, send --exploration of their bytes (at most 0.03) the other way, measure both paths
+  (the direct one on OSTs shared by every client: fs/* flags) and move their log2 threshold
+  toward the measured crossover by --damping (1: none), when it is further than their own
+  hysteresis (uniform in [0, --hysteresis] octaves). One row per damping x hysteresis:
+  convergence round, oscillation amplitude of the direct share, checkpoint time, goodput.
 
 scale and accuracy:
   sim/chunk-bytes sets the model's granularity: each writer moves that many bytes per simulated
@@ -151,7 +167,8 @@ int main(int argc, char** argv)
   std::string sub  = "run";
   int first        = 1;
   if (argc > 1 && (std::strcmp(argv[1], "run") == 0 || std::strcmp(argv[1], "sweep") == 0 ||
-                   std::strcmp(argv[1], "merge") == 0 || std::strcmp(argv[1], "calibrate") == 0)) {
+                   std::strcmp(argv[1], "merge") == 0 || std::strcmp(argv[1], "calibrate") == 0 ||
+                   std::strcmp(argv[1], "learn") == 0)) {
     sub   = argv[1];
     first = 2;
   }
@@ -218,6 +235,8 @@ int main(int argc, char** argv)
     std::vector<std::string> args(av.begin() + 1, av.begin() + ac);
     if (sub == "calibrate")
       return hiosim::cmd_calibrate(args);
+    if (sub == "learn")
+      return hiosim::cmd_learn(args);
     return cmd_run(args);
   } catch (const hiosim::ConfigError& e) {
     std::cerr << "hybridio-sim: error: " << e.what() << "\n";

@@ -63,8 +63,14 @@ std::string json_escape(const std::string& s)
 void print_summary(std::ostream& os, const Params& p, const RunResult& rr)
 {
   if (not rr.bench.empty()) {
-    os << "bench: one thread, one file of " << format_bytes(p.workload.bench_bytes) << ", fs/kind=" << p.fs.kind
-       << "\n  rw     policy     block        GB/s\n";
+    const WorkloadParams& w = p.workload;
+    if (w.bench_threads == 1)
+      os << "bench: one thread, one file of " << format_bytes(w.bench_bytes);
+    else
+      os << "bench: " << w.bench_threads << " threads, "
+         << (w.bench_shared ? "one shared file, a region of " : "one file each of ") << format_bytes(w.bench_bytes)
+         << (w.bench_shared ? " each" : "") << " (GB/s of all threads)";
+    os << ", fs/kind=" << p.fs.kind << "\n  rw     policy     block        GB/s\n";
     for (const auto& b : rr.bench)
       os << "  " << std::left << std::setw(6) << b.rw << " " << std::setw(10) << b.policy << " " << std::setw(10)
          << format_bytes(b.bs) << std::right << std::setw(8) << strf("%.3f", b.gbps) << "\n";

@@ -22,6 +22,7 @@ struct ClusterParams {
   double switch_link_bw = 100e9; // fat-tree: every switch link
   double node_memory    = 2199023255552.0; // 2 TiB
   double app_memory     = 1099511627776.0; // memory used by the training processes
+  double memory_limit   = 0;      // container (cgroup) limit on a node's page cache, 0: none
   double mem_bw         = 200e9;  // node memory bandwidth shared by all copies
   double d2h_bw         = 25e9;   // per GPU, device to pinned host memory
 };
@@ -96,7 +97,9 @@ struct WorkloadParams {
   double ts_small_frac   = 0.01;         // torchsave: fraction of bytes in small records
   bool cold_restore      = true;         // restore on nodes whose page cache is empty
   std::vector<double> bench_sizes = {4096, 65536, 1048576, 16777216};
-  double bench_bytes     = 268435456;
+  double bench_bytes     = 268435456;      // per thread
+  int bench_threads      = 1;            // bench: threads (processes) of the one client, in lockstep
+  bool bench_shared      = false;        // bench: the threads write disjoint regions of one shared file
 };
 
 struct TrainingParams {

@@ -129,7 +129,8 @@ void bench_policies(const Params& p, const Platform& pf, Storage& st, ClientMode
       Policy pol = parse_policy(name);
       if (pol == Policy::Async)
         continue;
-      int file = st.create_group(0, 1);
+      int file = st.create_group(0, w.bench_threads);
+      cm.set_shared_file(file, w.bench_shared && w.bench_threads > 1);
       double t0 = sg4::Engine::get_clock();
       cm.write_file(0, file, w.bench_bytes, mix, pol);
       double tw = sg4::Engine::get_clock() - t0;
@@ -138,8 +139,9 @@ void bench_policies(const Params& p, const Platform& pf, Storage& st, ClientMode
       cm.read_file(0, file, w.bench_bytes, mix, pol);
       double tr = sg4::Engine::get_clock() - t1;
       cm.drop_caches();
-      rr.bench.push_back({"write", name, bs, w.bench_bytes / tw / 1e9});
-      rr.bench.push_back({"read", name, bs, w.bench_bytes / tr / 1e9});
+      double all = w.bench_bytes * w.bench_threads;
+      rr.bench.push_back({"write", name, bs, all / tw / 1e9});
+      rr.bench.push_back({"read", name, bs, all / tr / 1e9});
     }
   }
 }
