@@ -7,7 +7,9 @@
 BUILD=${BUILD:?BUILD must point at the build directory}
 SHIM="$BUILD/lib/libhybridio_preload.so"
 PY=/usr/bin/python3   # Debian's python3, which has numpy and torch
-WORK=$(mktemp -d "$BUILD/preload-test.XXXXXX")   # on the build tree's filesystem, not tmpfs
+# On the build tree's filesystem, or where HYBRIDIO_TEST_DIR says (tests/with_fs.py
+# runs a test on a fresh xfs, btrfs or tmpfs that way).
+WORK=$(mktemp -d "${HYBRIDIO_TEST_DIR:-$BUILD}/preload-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
@@ -23,7 +25,8 @@ check() {  # check "description" command...
 
 # The policy variants every program runs under: the defaults, and forced
 # direct I/O with low thresholds so that every path of the engine is used.
-VARIANTS="hybrid direct-low"
+# PRELOAD_VARIANTS picks fewer (the runs on other filesystems take direct-low only).
+VARIANTS=${PRELOAD_VARIANTS:-"hybrid direct-low"}
 variant_env() {
   case $1 in
     hybrid) echo "HYBRIDIO_POLICY=hybrid" ;;
@@ -51,6 +54,51 @@ PYEOF
 }
 reset_stats() { rm -rf "$WORK/stats"; }
 has_direct() { [ "$(direct_bytes "$1")" -gt 0 ]; }
+
+# fallbacks NAME...: the sum of the stats' fallbacks.NAME counters (direct_open_refused,
+# direct_io_refused, dontcache_refused) since the last reset_stats.
+fallbacks() {
+  "$PY" - "$WORK/stats" "$@" <<'PYEOF'
+import glob, json, sys
+print(sum(json.load(open(p)).get("fallbacks", {}).get(n, 0)
+          for p in glob.glob(sys.argv[1] + "/stats.*.json") for n in sys.argv[2:]))
+PYEOF
+}
+# refuses odirect|dontcache: true when the filesystem under $WORK refuses
+# O_DIRECT opens or RWF_DONTCACHE writes (asked with plain system calls).
+refuses() {
+  "$PY" - "$WORK" "$1" <<'PYEOF'
+import errno, os, sys
+path = os.path.join(sys.argv[1], "probe.%d" % os.getpid())
+fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+try:
+    if sys.argv[2] == "odirect":
+        try:
+            os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
+            refused = False
+        except OSError as e:
+            refused = e.errno == errno.EINVAL
+    else:
+        try:
+            os.pwritev(fd, [bytes(4096)], 0, 0x80)  # RWF_DONTCACHE
+            refused = False
+        except OSError as e:
+            refused = e.errno == errno.EOPNOTSUPP
+finally:
+    os.close(fd)
+    os.unlink(path)
+sys.exit(0 if refused else 1)
+PYEOF
+}
+# took_direct OP: direct bytes in the stats, or, where the filesystem refuses
+# O_DIRECT, the refusal counted (the fallback taken for real) and no direct byte.
+took_direct() {
+  if refuses odirect; then
+    [ "$(fallbacks direct_open_refused direct_io_refused)" -gt 0 ] && [ "$(direct_bytes "$1")" -eq 0 ]
+  else
+    has_direct "$1"
+  fi
+}
 
 finish() {
   echo "$passed passed, $failed failed"

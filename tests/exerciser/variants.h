@@ -1,0 +1,66 @@
+// variants.h - the modes the exerciser runs through the library API, one
+// row each.  A new engine setting or policy (the learned thresholds, once
+// the learner lands) is one more row here: its policy, its engine settings,
+// and what its counters must show at the end.
+#pragma once
+
+#include <cstdint>
+
+#include "hybridio/hybridio.h"
+
+namespace hybridio::exerciser {
+
+constexpr uint64_t K = 1024, M = 1024 * 1024;
+
+// What a mode must have done by the end of a run, unless the filesystem
+// refused the path (then the refusal counter must have moved instead).
+enum Expect : unsigned {
+  kExpectNothing = 0,
+  kExpectDirect = 1,      // direct bytes, splits and bounces
+  kExpectDontcache = 2,   // RWF_DONTCACHE bytes
+  kExpectWriteBehind = 4, // writes that returned once staged
+  kExpectReadAhead = 8,   // direct reads served from the read-ahead window
+  kExpectNoDirect = 16,   // not a byte off the page cache (buffered)
+};
+
+struct Variant {
+  const char* name;
+  hio_mode mode;
+  uint64_t write_threshold = 0;  // 0: the policy's default
+  uint64_t read_threshold = 0;
+  uint64_t chunk_size = 0;       // engine; 0: default
+  uint32_t queue_depth = 0;
+  int write_behind = 0;          // 1: direct writes return once staged
+  uint64_t read_ahead = 0;       // bytes read ahead of a direct read stream; 0: off
+  unsigned expect = kExpectNothing;
+  // Read-ahead only starts on a file unchanged for ReadAhead::kQuietSeconds:
+  // a mode with read-ahead pauses for that long every this many operations
+  // and then reads a stream (0: never).
+  uint64_t quiet_every = 0;
+  // Settings the fields above do not name (a new engine or policy switch),
+  // applied last; and a check of its own counters at the end, with what it
+  // requires in words.  nullptr: none.
+  void (*tune)(hio_policy_config*, hio_engine_config*) = nullptr;
+  bool (*counters_ok)(const hio_stats&) = nullptr;
+  const char* counters_need = nullptr;
+};
+
+// ---- The modes (issue 14: hybrid, direct, dontcache, write-behind, read
+// pipeline, learned thresholds).  Add a mode here; nothing else changes. ----
+inline const Variant kVariants[] = {
+    {"buffered", HIO_MODE_BUFFERED, 0, 0, 0, 0, 0, 0, kExpectNoDirect},
+    {"hybrid", HIO_MODE_HYBRID},
+    // Low thresholds: splits, bounces and cache probes on medium requests.
+    {"hybrid_low", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, 0, kExpectDirect},
+    {"direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 0, 0, kExpectDirect},
+    {"dontcache", HIO_MODE_DONTCACHE, 0, 0, 0, 0, 0, 0, kExpectDontcache},
+    {"write_behind", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 1, 0, kExpectDirect | kExpectWriteBehind},
+    {"read_pipeline", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 0, 32 * M, kExpectDirect | kExpectReadAhead,
+     5000},
+    // The learned thresholds, once the learner lands: one row, e.g. (with its real switch and counter)
+    // {"learned", HIO_MODE_HYBRID, 0, 0, 0, 0, 0, 0, kExpectNothing, 0,
+    //  [](hio_policy_config*, hio_engine_config* e) { e->learn = 1; },
+    //  [](const hio_stats& s) { return s.learn_samples > 0; }, "learned samples"},
+};
+
+}  // namespace hybridio::exerciser
