@@ -30,7 +30,10 @@
 // processes see the data only once it is written (until then they read the
 // old bytes, or zeros in an extension), and a process killed or ending with
 // _exit() loses what is still queued, where buffered data would already be
-// in the page cache.
+// in the page cache.  The same holds for calls the library does not see
+// made on hio_fd() itself: a fallocate(2) hole punch or zero range there
+// may be overwritten by a queued write landing afterwards, so a program
+// that mixes them calls hio_fdatasync() first (the exerciser does).
 #pragma once
 
 #include <atomic>
