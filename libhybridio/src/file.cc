@@ -235,9 +235,22 @@ hio_decision File::decide(hio_request& req, bool probed) {
 
   // A sequential read stream may go direct once a read pipeline is there
   // for it (policy.h, the `sequential` rule): ask only for such a stream.
-  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && req.seq_run >= cfg.stream_min_run &&
-      !(req.file_flags & HIO_FILE_READ_PIPELINE) && read_pipeline(req))
-    req.file_flags |= HIO_FILE_READ_PIPELINE;
+  // Where the stream began, note whether it began on uncached data: the
+  // kernel's readahead behind its first (buffered) requests then keeps
+  // the range ahead of it in the cache (in flight), which is no reason to
+  // keep the stream in the cache - and each buffered read there would
+  // start the next readahead.
+  bool readahead_ahead = false;
+  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && len >= cfg.stream_threshold &&
+      engine_settings().read_ahead) {
+    if (req.seq_run == 0) {
+      CacheState start = probe_cache_sampled(offset, len, cfg.page_size);
+      stream_began_cold_.store(start.cached_pages == 0, std::memory_order_relaxed);
+    } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
+      req.file_flags |= HIO_FILE_READ_PIPELINE;
+      readahead_ahead = stream_began_cold_.load(std::memory_order_relaxed);
+    }
+  }
   // Memory pressure only matters for requests it could push over a threshold.
   if (cfg.mode == HIO_MODE_HYBRID) {
     if (len >= hio_policy_smallest_offcache(&cfg, op) && len < std::max(cfg.write_threshold, cfg.read_threshold))
@@ -254,7 +267,7 @@ hio_decision File::decide(hio_request& req, bool probed) {
     if (cfg.mode == HIO_MODE_HYBRID && !probed) {
       CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
       count_probe(cache.method);
-      req.cached_pages = cache.cached_pages;
+      req.cached_pages = readahead_ahead ? 0 : cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
     }
     hio_policy_decide(&cfg, &req, &d);
