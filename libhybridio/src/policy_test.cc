@@ -151,6 +151,16 @@ const Case kCases[] = {
        r.op = HIO_OP_READ; r.seq_run = 10; r.length = 4 * M; r.cached_pages = 1024; r.file_flags = HIO_FILE_READ_PIPELINE;
      },
      HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
+    {"pressure does not lower a read stream's threshold below the stream threshold",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 512 * K; r.file_flags = HIO_FILE_READ_PIPELINE;
+     },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"a read stream with a pipeline under pressure goes direct at the stream threshold",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE;
+     },
+     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
     {"the read pipeline flag does not change writes",
      [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},

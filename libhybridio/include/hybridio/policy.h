@@ -378,15 +378,8 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 			threshold = c->sync_write_threshold;
 			size_rule = HIO_RULE_SYNC_WRITE;
 		}
-		/*
-		 * Reads only with a pipeline: a sequential read stream is
-		 * already pipelined by the kernel's readahead, which one
-		 * synchronous direct read at a time does not beat, but direct
-		 * reads kept in flight ahead of the stream do (docs/policy.md
-		 * has the numbers).
-		 */
-		if ((is_write || (r->file_flags & HIO_FILE_READ_PIPELINE)) &&
-		    r->seq_run >= c->stream_min_run && c->stream_threshold < threshold) {
+		if (is_write && r->seq_run >= c->stream_min_run &&
+		    c->stream_threshold < threshold) {
 			threshold = c->stream_threshold;
 			size_rule = HIO_RULE_SEQUENTIAL;
 		}
@@ -394,6 +387,19 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 		    (threshold >> c->pressure_shift) < threshold) {
 			threshold >>= c->pressure_shift;
 			size_rule = HIO_RULE_PRESSURE;
+		}
+		/*
+		 * Reads only with a pipeline: a sequential read stream is
+		 * already pipelined by the kernel's readahead, which one
+		 * synchronous direct read at a time does not beat, but direct
+		 * reads kept in flight ahead of the stream do (docs/policy.md
+		 * has the numbers).  The stream threshold is the pipeline's
+		 * own floor: pressure does not lower it.
+		 */
+		if (!is_write && (r->file_flags & HIO_FILE_READ_PIPELINE) &&
+		    r->seq_run >= c->stream_min_run && c->stream_threshold < threshold) {
+			threshold = c->stream_threshold;
+			size_rule = HIO_RULE_SEQUENTIAL;
 		}
 		if (is_write && r->writers >= HIO_CONTENTION_WRITERS &&
 		    (threshold >> HIO_CONTENTION_SHIFT) < threshold) {
@@ -475,11 +481,10 @@ static inline hio_u64 hio_policy_smallest_offcache(const struct hio_policy_confi
 		lowest >>= c->pressure_shift;
 		lowest >>= HIO_CONTENTION_SHIFT;
 	} else {
+		lowest = c->read_threshold >> c->pressure_shift;
 		/* A read stream with a pipeline takes the stream threshold. */
-		lowest = c->read_threshold;
 		if (c->stream_threshold < lowest)
 			lowest = c->stream_threshold;
-		lowest >>= c->pressure_shift;
 	}
 	/* A direct body is at least a page ... */
 	if (lowest < c->page_size)
