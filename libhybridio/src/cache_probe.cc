@@ -111,6 +111,30 @@ uint64_t cached_prefix_bytes(int fd, uint64_t offset, uint64_t length) {
   return std::min(end - offset, length);
 }
 
+uint64_t cached_suffix_bytes(int fd, uint64_t offset, uint64_t length) {
+  const uint64_t page = static_cast<uint64_t>(page_size());
+  if (length == 0) return 0;
+  const uint64_t end = offset + length;
+  const uint64_t end_page = (end + page - 1) & ~(page - 1);  // past the last page touched
+  const uint64_t pages = (end_page - (offset & ~(page - 1))) / page;
+  auto fully_cached = [&](uint64_t n) {  // the last n pages
+    CacheState s;
+    return probe_cachestat(fd, end_page - n * page, n * page, &s) && s.cached_pages == static_cast<int64_t>(n);
+  };
+  if (!fully_cached(1)) return 0;
+  uint64_t lo = 1, hi = pages;  // the last lo pages are cached; the last hi pages are not known to be
+  if (fully_cached(hi)) {
+    lo = hi;
+  } else {
+    while (hi - lo > 1) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      (fully_cached(mid) ? lo : hi) = mid;
+    }
+  }
+  const uint64_t start = end_page - lo * page;
+  return start <= offset ? length : end - start;
+}
+
 CacheState probe_cache(int fd, uint64_t offset, uint64_t length, ProbeMethod allow) {
   CacheState state;
   if ((allow == ProbeMethod::kNone || allow == ProbeMethod::kCachestat) &&

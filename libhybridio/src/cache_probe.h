@@ -32,6 +32,10 @@ bool probe_mincore(int fd, uint64_t offset, uint64_t length, CacheState* out);
 // 0 when nothing is cached at `offset` or cachestat is unavailable.
 uint64_t cached_prefix_bytes(int fd, uint64_t offset, uint64_t length);
 
+// The same for the end of the range: how many bytes before
+// `offset + length` are in the cache without a gap (at most `length`).
+uint64_t cached_suffix_bytes(int fd, uint64_t offset, uint64_t length);
+
 // True while cachestat(2) has not been found missing (ENOSYS) in this process.
 bool cachestat_available();
 

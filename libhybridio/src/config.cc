@@ -102,7 +102,7 @@ constexpr Setting kSettings[] = {
     {"write_behind_limit", Kind::kSize, CONFIG_FIELD(engine.write_behind_limit), at_least(1 * kM),
      "staging memory for write-behind, per process"},
     {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 32 * kM),
-     "bytes read ahead of a sequential direct read stream; only for files nobody writes meanwhile"},
+     "bytes read ahead of a sequential direct read stream, under a read lease (off: none)"},
     {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
     {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},
     {"trace", Kind::kPath, CONFIG_FIELD(trace_path), none(), "write one line per decision to this file"},

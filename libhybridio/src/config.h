@@ -41,7 +41,7 @@ struct EngineSettings : hio_engine_config {
     uring = 1;
     write_behind = 0;
     write_behind_limit = 64 << 20;
-    read_ahead = 0;
+    read_ahead = 32 << 20;
   }
 };
 

@@ -183,7 +183,7 @@ TEST(SettingsTable, DefaultsAreTheStructsOwn) {
   ASSERT_TRUE(get_setting(defaults, "chunk_size", &v));
   EXPECT_EQ(v, "1M");  // EngineSettings()
   ASSERT_TRUE(get_setting(defaults, "read_ahead", &v));
-  EXPECT_EQ(v, "off");
+  EXPECT_EQ(v, "32M");  // on by default (read_ahead.h)
   EXPECT_FALSE(get_setting(defaults, "no_such_key", &v));
 }
 

@@ -91,7 +91,7 @@ ssize_t result_of(uint64_t done, int error) {
 }  // namespace
 
 File::File(Runtime& rt, int fd, bool owns_fd, int open_flags)
-    : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)) {
+    : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)), ra_(this) {
   if (align_.mem_align == 0 || align_.offset_align == 0) no_direct_.store(true);
 }
 
@@ -163,6 +163,7 @@ int File::direct_fd() {
 }
 
 void File::forget_direct_fd(int fd) {
+  if (ra_.forget_fd(fd)) return;  // the read-ahead window's lease descriptor
   // The program closed (or replaced) our twin: drop it without closing;
   // the next direct request opens a new one.  Queued writes on it finish
   // first, before the number can be reused for another file.
@@ -217,6 +218,7 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
   // Nothing reads or overwrites a range while a queued write of it is pending.
   if (!wb_.idle()) wb_.wait_overlap(offset, len);
   if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true);
+  ra_.invalidate();  // nothing read ahead before this write is served after it
   // The contention signal: how many threads are writing this file right now.
   const uint32_t writers = writers_.fetch_add(1, std::memory_order_relaxed) + 1;
   hio_request req = describe(op, buf, len, offset);
@@ -232,6 +234,24 @@ hio_decision File::decide(hio_request& req, bool probed) {
   const uint64_t len = req.length, offset = req.offset;
   hio_decision d;
 
+  // A sequential read stream may go direct once a read pipeline is there
+  // for it (policy.h, the `sequential` rule): ask only for such a stream.
+  // Where the stream began, note whether it began on uncached data: the
+  // kernel's readahead behind its first (buffered) requests then keeps
+  // the range ahead of it in the cache (in flight), which is no reason to
+  // keep the stream in the cache - and each buffered read there would
+  // start the next readahead.
+  bool readahead_ahead = false;
+  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && len >= cfg.stream_threshold &&
+      engine_settings().read_ahead) {
+    if (req.seq_run == 0) {
+      CacheState start = probe_cache_sampled(offset, len, cfg.page_size);
+      stream_began_cold_.store(start.cached_pages == 0, std::memory_order_relaxed);
+    } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
+      req.file_flags |= HIO_FILE_READ_PIPELINE;
+      readahead_ahead = stream_began_cold_.load(std::memory_order_relaxed);
+    }
+  }
   // Memory pressure only matters for requests it could push over a threshold.
   if (cfg.mode == HIO_MODE_HYBRID) {
     if (len >= hio_policy_smallest_offcache(&cfg, op) && len < std::max(cfg.write_threshold, cfg.read_threshold))
@@ -248,7 +268,7 @@ hio_decision File::decide(hio_request& req, bool probed) {
     if (cfg.mode == HIO_MODE_HYBRID && !probed) {
       CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
       count_probe(cache.method);
-      req.cached_pages = cache.cached_pages;
+      req.cached_pages = readahead_ahead ? 0 : cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
     }
     hio_policy_decide(&cfg, &req, &d);
@@ -279,39 +299,95 @@ void File::note_dontcache_refused() {
 ssize_t File::route(hio_request req, char* buf, bool cached_first) {
   // The remainder of a cached-first read arrives already probed.
   const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
-  const hio_policy_config& cfg = rt_.policy();
   const hio_op op = req.op;
-  const uint64_t len = req.length, offset = req.offset;
+  const uint64_t len = req.length;
   hio_decision d = decide(req, probed);
 
-  // A direct-bound read of a partly cached range: what is cached at its
-  // start comes from the cache, only the rest is decided again (Lustre's
-  // cached-first read).
-  if (cached_first && op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT &&
-      req.cached_pages > 0) {
-    uint64_t served = read_cached_prefix(buf, len, offset);
-    if (served > 0) {
-      hio_request rest = req;
-      rest.offset += served;
-      rest.length -= served;
-      rest.buf_addr += served;
-      // The rest is judged by the cache as it was before the prefix was
-      // read: crossing a readahead marker in the prefix starts readahead
-      // into the rest, which must not talk the rest out of going direct.
-      const uint64_t prefix_pages = hio_range_pages(offset, served, cfg.page_size);
-      rest.cached_pages = req.cached_pages > static_cast<int64_t>(prefix_pages)
-                              ? req.cached_pages - static_cast<int64_t>(prefix_pages)
-                              : 0;
-      if (rest.length == 0) return static_cast<ssize_t>(served);
-      ssize_t n = route(rest, buf + served, false);
-      return n < 0 ? static_cast<ssize_t>(served) : static_cast<ssize_t>(served) + n;
-    }
+  // A read of a partly cached range that would go direct if nothing were
+  // cached: what is cached comes from the cache, the rest is decided again
+  // (Lustre's cached-first read).  Also when most of it is cached: kernel
+  // readahead behind a small header read caches the start of the next
+  // record, which must not send the whole record through the cache.
+  hio_rule cold_rule = d.rule;
+  if (cached_first && op == HIO_OP_READ && d.rule != HIO_RULE_CALLER_DIRECT && req.cached_pages > 0 &&
+      (d.path == HIO_PATH_DIRECT || (d.rule == HIO_RULE_READ_CACHED && direct_if_uncached(req, &cold_rule)))) {
+    ssize_t n;
+    if (read_partly_cached(req, buf, cold_rule, &n)) return n;
   }
 
   if (rt_.trace().enabled()) rt_.trace().record(fd_, req, d);
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
   return execute(req, d, buf);
+}
+
+bool File::direct_if_uncached(const hio_request& req, hio_rule* rule) const {
+  const uint64_t pages = hio_range_pages(req.offset, req.length, rt_.policy().page_size);
+  if (static_cast<uint64_t>(req.cached_pages) >= pages) return false;  // all of it is cached
+  hio_request cold = req;
+  cold.cached_pages = 0;
+  hio_decision d;
+  if (hio_policy_decide(&rt_.policy(), &cold, &d) != HIO_PATH_DIRECT) return false;
+  *rule = d.rule;
+  return true;
+}
+
+ssize_t File::read_uncached(hio_request r, char* buf, hio_rule rule) {
+  // The part of a request that the policy sent direct as a whole and that
+  // the probe found uncached: direct, whatever its own size, cut as the
+  // core cuts a direct body.
+  const hio_policy_config& cfg = rt_.policy();
+  r.cached_pages = 0;
+  uint64_t len = r.length;
+  if (r.file_size != ~0ULL) len = r.offset >= r.file_size ? 0 : std::min(len, r.file_size - r.offset);
+  hio_decision d;
+  if (len == 0 || !hio_plan_direct(&cfg, &r, len, false, &d)) return route(r, buf, false);
+  d.rule = rule;
+  if (rt_.trace().enabled()) rt_.trace().record(fd_, r, d);
+  rt_.stats().count_rule(d.rule, r.length);
+  rt_.stats().count_request(HIO_OP_READ, d.path);
+  return execute(r, d, buf);
+}
+
+bool File::read_partly_cached(const hio_request& req, char* buf, hio_rule rule, ssize_t* out) {
+  const uint32_t page = rt_.policy().page_size;
+  // Everything is judged by the cache as it was before any of it was read:
+  // a buffered read that crosses a readahead marker starts readahead into
+  // what follows, which must not talk that out of going direct.
+  uint64_t done = read_cached_prefix(buf, req.length, req.offset);
+  auto part = [&](uint64_t from, uint64_t len) {
+    hio_request r = req;
+    r.offset += from;
+    r.buf_addr += from;
+    r.length = len;
+    return r;
+  };
+  auto finish = [&](ssize_t n) {  // bytes so far plus a part's result
+    *out = n < 0 ? (done ? static_cast<ssize_t>(done) : n) : static_cast<ssize_t>(done + static_cast<uint64_t>(n));
+    return true;
+  };
+  if (done == req.length) return finish(0);
+  const int64_t prefix_pages = done ? static_cast<int64_t>(hio_range_pages(req.offset, done, page)) : 0;
+  if (req.cached_pages > prefix_pages) {
+    // Cached at the end as well: the part before the end is read direct,
+    // then the end comes from the cache.
+    const uint64_t rest = req.length - done;
+    const uint64_t suffix = cached_suffix_bytes(fd_, req.offset + done, rest);
+    if (suffix > 0 && suffix < rest) {
+      const uint64_t middle = rest - suffix;
+      const ssize_t m = read_uncached(part(done, middle), buf + done, rule);
+      if (m < 0 || static_cast<uint64_t>(m) < middle) return finish(m);  // an error, or EOF moved
+      done += middle;
+      const uint64_t from_cache = read_cached_prefix(buf + done, suffix, req.offset + done);
+      done += from_cache;
+      if (from_cache == suffix) return finish(0);
+      hio_request tail = part(done, req.length - done);  // evicted meanwhile: as any read
+      tail.cached_pages = HIO_PAGES_UNKNOWN;
+      return finish(route(tail, buf + done, false));
+    }
+  }
+  if (done == 0) return false;  // neither end cached: the caller executes its decision
+  return finish(read_uncached(part(done, req.length - done), buf + done, rule));
 }
 
 CacheState File::probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size) {
@@ -629,19 +705,27 @@ File::Piece File::sync_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_
 
 File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce) {
   const EngineSettings engine = engine_settings();
-  if (!engine.read_ahead || !engine.uring || PinnedRequest::current())
-    return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
-  int dfd = direct_fd();
-  if (dfd < 0) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  if (!engine.read_ahead || !engine.uring || !uring_usable()) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
+  // The window reads on a descriptor of its own (read_ahead.h), under the
+  // shim too; only a miss takes the request's own path (pinned or not).
   Piece p;
-  p.done = ra_.serve(fd_, dfd, buf, len, offset, rt_.stats());
+  p.done = ra_.serve(buf, len, offset, rt_.stats());
   if (p.done) {
     rt_.stats().count_bytes(HIO_OP_READ, HIO_PATH_DIRECT, p.done);
+    if (PinnedRequest* pin = PinnedRequest::current()) pin->note_direct_read();
   } else {
     p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   }
-  if (p.done == len) ra_.advance(fd_, dfd, len, offset, engine.read_ahead, rt_.stats());
+  if (p.done == len) ra_.advance(fd_, len, offset, engine.read_ahead, rt_.stats());
   return p;
+}
+
+bool File::read_pipeline(const hio_request& req) {
+  const EngineSettings engine = engine_settings();
+  // The window keeps at least two requests ahead, on a ring (read_ahead.cc).
+  if (!engine.read_ahead || !engine.uring || engine.read_ahead < 2 * req.length) return false;
+  if (req.file_flags & (HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT | HIO_FILE_CALLER_DIRECT)) return false;
+  return uring_usable() && ra_.pipeline_available(fd_);
 }
 
 ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) {
@@ -794,11 +878,15 @@ int File::sync(bool data_only) {
 
 int File::truncate(uint64_t length) {
   wb_.wait_all();
+  ra_.invalidate();
   return sys().ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
 }
 
 void File::set_mapped(bool mapped) {
-  if (mapped) wb_.wait_all();  // a mapping sees the file, not the queue
+  if (mapped) {
+    wb_.wait_all();  // a mapping sees the file, not the queue
+    ra_.invalidate();
+  }
   mapped_.store(mapped, std::memory_order_relaxed);
 }
 

@@ -95,6 +95,16 @@ class File {
   // cached prefix of a direct-bound read before deciding the rest.
   ssize_t route(hio_request req, char* buf, bool cached_first);
   uint64_t read_cached_prefix(char* buf, uint64_t len, uint64_t offset);
+  // Whether a partly cached read would go direct if none of it were
+  // cached, and by which rule.
+  bool direct_if_uncached(const hio_request& req, hio_rule* rule) const;
+  // A partly cached read that `rule` sends direct: its cached start and end
+  // from the cache, the part between direct.  false when neither end is
+  // cached (the caller then executes its own decision); else *out is the
+  // read's result.
+  bool read_partly_cached(const hio_request& req, char* buf, hio_rule rule, ssize_t* out);
+  // An uncached part of such a read: direct, cut as the core cuts a body.
+  ssize_t read_uncached(hio_request part, char* buf, hio_rule rule);
   void count_probe(ProbeMethod method);
   // The cache state of a large range from three small windows when they agree.
   CacheState probe_cache_sampled(uint64_t offset, uint64_t len, uint32_t page_size);
@@ -122,6 +132,9 @@ class File {
   // A direct read body: from the read-ahead window when it holds it, else
   // loop_direct; then the window is kept ahead of the stream.
   Piece read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce);
+  // Whether a read-ahead window could pipeline a stream of requests like
+  // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
+  bool read_pipeline(const hio_request& req);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -143,6 +156,7 @@ class File {
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
+  std::atomic<bool> stream_began_cold_{false};  // the read stream's first request found nothing cached
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "cache_probe.h"
 #include "private_fd.h"
 #include "runtime.h"
 #include "file_bytes.h"
@@ -345,6 +346,103 @@ TEST_F(Engine, FilesystemWithoutODirectFallsBackOnce) {
 
 // The twin lives high, close-on-exec, and its loss (a program closing every
 // descriptor) costs nothing but a reopen.
+// Partly cached records (kernel readahead behind a small header read caches
+// the start of the next record): the cached parts come from the cache, the
+// uncached part goes direct, instead of the whole record through the cache
+// (rule read_cached).  The cached parts are made with a descriptor that
+// does no readahead of its own (POSIX_FADV_RANDOM), so they are exact.
+class PartlyCachedRecord : public Engine {
+ protected:
+  static constexpr uint64_t kHeader = 4096, kRecord = 8 * M;
+
+  void SetUp() override {
+    Engine::SetUp();
+    data_ = testing::random_bytes(kHeader + kRecord + 4 * M, 21);
+    auto w = open_file("rec");
+    set_mode(HIO_MODE_BUFFERED);
+    ASSERT_EQ(w->pwrite(data_.data(), data_.size(), 0), static_cast<ssize_t>(data_.size()));
+    ASSERT_EQ(w->sync(false), 0);
+    ASSERT_EQ(w->close(), 0);
+    set_mode(HIO_MODE_HYBRID);
+    plain_ = ::open(dir_.file("rec").c_str(), O_RDONLY);
+    ASSERT_GE(plain_, 0);
+    ASSERT_EQ(posix_fadvise(plain_, 0, 0, POSIX_FADV_DONTNEED), 0);
+    ASSERT_EQ(posix_fadvise(plain_, 0, 0, POSIX_FADV_RANDOM), 0);
+    f_ = open_file("rec", O_RDONLY);
+    ASSERT_TRUE(f_);
+  }
+  void TearDown() override {
+    if (plain_ >= 0) ::close(plain_);
+  }
+  // Puts [offset, offset + len) into the page cache, and nothing around it.
+  void cache(uint64_t offset, uint64_t len) {
+    std::vector<char> tmp(len);
+    ASSERT_EQ(::pread(plain_, tmp.data(), len, static_cast<off_t>(offset)), static_cast<ssize_t>(len));
+  }
+  int64_t cached_pages(uint64_t offset, uint64_t len) { return probe_cache(plain_, offset, len).cached_pages; }
+  // Reads the header through the engine (small: the page cache), then the
+  // record, and checks the record's bytes and where they came from.
+  void read_record_expecting_direct(uint64_t uncached_bytes) {
+    AlignedBuffer buf(kRecord, 4096);
+    ASSERT_EQ(f_->pread(buf.data(), kHeader, 0), static_cast<ssize_t>(kHeader));
+    const int64_t cached = cached_pages(kHeader, kRecord);
+    ASSERT_GE(cached, static_cast<int64_t>(kRecord / 4096 / 2)) << "mostly cached: rule read_cached before this change";
+    Runtime::get().stats().reset();
+    ASSERT_EQ(f_->pread(buf.data(), kRecord, kHeader), static_cast<ssize_t>(kRecord));
+    EXPECT_EQ(memcmp(buf.data(), data_.data() + kHeader, kRecord), 0);
+    hio_stats s = stats();
+    EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], kRecord - static_cast<uint64_t>(cached) * 4096)
+        << "exactly the uncached part went direct";
+    EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], uncached_bytes);
+    EXPECT_EQ(s.cached_first_bytes, kRecord - uncached_bytes);
+    EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_BUFFERED], kRecord - uncached_bytes);
+    EXPECT_EQ(s.requests[HIO_OP_READ][HIO_PATH_DIRECT], 1u);
+  }
+
+  std::vector<char> data_;
+  int plain_ = -1;
+  std::unique_ptr<File> f_;
+};
+
+TEST_F(PartlyCachedRecord, CachedStartComesFromTheCacheTheRestGoesDirect) {
+  cache(0, kHeader + 6 * M);  // what readahead behind the header read cached
+  read_record_expecting_direct(2 * M);
+}
+
+TEST_F(PartlyCachedRecord, CachedEndComesFromTheCacheTheRestGoesDirect) {
+  cache(0, kHeader);
+  cache(kHeader + 2 * M, 6 * M);
+  read_record_expecting_direct(2 * M);
+}
+
+TEST_F(PartlyCachedRecord, CachedStartThenCachedIslandsGoDirectAfterTheStart) {
+  // Start cached, then a gap, a cached island and an uncached end: the
+  // cached start from the cache, everything after it direct.  (A record
+  // whose two ends are both cached looks cached to the sampling probe,
+  // File::probe_cache_sampled, and stays in the cache.)
+  cache(0, kHeader + 3 * M);
+  cache(kHeader + 5 * M, 2 * M);
+  AlignedBuffer buf(kRecord, 4096);
+  ASSERT_EQ(f_->pread(buf.data(), kHeader, 0), static_cast<ssize_t>(kHeader));
+  Runtime::get().stats().reset();
+  ASSERT_EQ(f_->pread(buf.data(), kRecord, kHeader), static_cast<ssize_t>(kRecord));
+  EXPECT_EQ(memcmp(buf.data(), data_.data() + kHeader, kRecord), 0);
+  hio_stats s = stats();
+  EXPECT_EQ(s.cached_first_bytes, 3 * M);
+  EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], 5 * M);
+  EXPECT_EQ(s.requests[HIO_OP_READ][HIO_PATH_DIRECT], 1u);
+}
+
+TEST_F(PartlyCachedRecord, AFullyCachedRecordStaysInTheCache) {
+  cache(0, kHeader + kRecord);
+  AlignedBuffer buf(kRecord, 4096);
+  Runtime::get().stats().reset();
+  ASSERT_EQ(f_->pread(buf.data(), kRecord, kHeader), static_cast<ssize_t>(kRecord));
+  EXPECT_EQ(memcmp(buf.data(), data_.data() + kHeader, kRecord), 0);
+  EXPECT_EQ(stats().rule_requests[HIO_RULE_READ_CACHED], 1u);
+  EXPECT_EQ(stats().bytes[HIO_OP_READ][HIO_PATH_DIRECT], 0u);
+}
+
 TEST_F(Engine, DirectTwinIsPrivateAndSurvivesBeingClosed) {
   auto f = open_file("tw");
   AlignedBuffer buf(4 * M, 4096);

@@ -137,6 +137,33 @@ const Case kCases[] = {
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
     {"stream too short yet", [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"sequential reads with a read pipeline go direct",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 4; r.length = 4 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
+     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
+    {"a read pipeline does not move a read stream that is too short yet",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 3; r.length = 4 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"a read pipeline does not move reads below the stream threshold",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 10; r.length = 512 * K; r.file_flags = HIO_FILE_READ_PIPELINE; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"a cached read stream stays in the cache with a read pipeline",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.seq_run = 10; r.length = 4 * M; r.cached_pages = 1024; r.file_flags = HIO_FILE_READ_PIPELINE;
+     },
+     HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
+    {"pressure does not lower a read stream's threshold below the stream threshold",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 512 * K; r.file_flags = HIO_FILE_READ_PIPELINE;
+     },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"a read stream with a pipeline under pressure goes direct at the stream threshold",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE;
+     },
+     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
+    {"the read pipeline flag does not change writes",
+     [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
     {"memory pressure lowers the threshold", [](auto&, auto& r) { r.pressure = 90; r.length = 512 * K; },
      HIO_PATH_DIRECT, HIO_RULE_PRESSURE},
     {"several threads writing the file lower the write threshold",
@@ -259,7 +286,7 @@ TEST(PolicySmallestOffcache, NothingSmallerLeavesThePageCache) {
           const uint64_t smallest = hio_policy_smallest_offcache(&c, op);
           bool reached = false;
           for (uint32_t flags : {0u, HIO_FILE_SYNC, HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK, HIO_FILE_DONTCACHE_OK,
-                                 HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK}) {
+                                 HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK, HIO_FILE_READ_PIPELINE}) {
             for (uint32_t pressure : {0u, 100u}) {
               for (uint32_t writers : {1u, 4u}) {
                 for (uint32_t run : {0u, 10u}) {

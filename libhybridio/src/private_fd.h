@@ -1,5 +1,6 @@
 // private_fd.h - descriptors the library opens for itself (the O_DIRECT
-// twins), kept out of the program's way.
+// twins, the read-ahead windows' read-lease descriptors), kept out of the
+// program's way.
 //
 // A private descriptor is O_CLOEXEC and moved to a high number, below the
 // soft RLIMIT_NOFILE, so that programs that number their own descriptors

@@ -3,7 +3,6 @@
 
 #include <liburing.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,8 @@
 #include <new>
 
 #include "buffer_pool.h"
+#include "checked_copy.h"
+#include "read_lease.h"
 #include "ring_loop.h"
 #include "stats.h"
 #include "syscall_table.h"
@@ -21,31 +22,8 @@ namespace hybridio {
 namespace {
 
 std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
-std::atomic<int64_t> g_quiet_ns{-1};
 
 constexpr unsigned kRingEntries = 64;  // the most requests a window keeps in flight
-
-int64_t quiet_ns() {
-  const int64_t t = g_quiet_ns.load(std::memory_order_relaxed);
-  return t >= 0 ? t : ReadAhead::kQuietSeconds * 1000000000LL;
-}
-
-int64_t ns_of(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
-
-// The file's identity for "has it changed": change time and size.
-struct Version {
-  int64_t ctime_ns = 0;
-  off_t size = 0;
-  bool operator==(const Version& o) const { return ctime_ns == o.ctime_ns && size == o.size; }
-};
-
-bool version_of(int fd, Version* v) {
-  struct stat st;
-  if (sys().fstat(fd, &st) != 0) return false;
-  v->ctime_ns = ns_of(st.st_ctim);
-  v->size = st.st_size;
-  return true;
-}
 
 }  // namespace
 
@@ -77,7 +55,9 @@ struct ReadAhead::Window {
   unsigned nspare = 0;
   std::atomic<uint64_t> staged{0};
   uint64_t stream_end = ~0ULL;  // where the previous direct read ended
-  Version version;             // the file when the window started
+  ReadLease lease;             // what keeps the window's bytes current (read_ahead.h)
+  uint64_t lease_generation = 0;  // the lease generation everything in the window was read under
+  uint64_t size = 0;           // the file's size under that lease
 
   Slot& at(size_t i) { return slots[(first + i) % kRingEntries]; }
   Slot& front() { return at(0); }
@@ -171,6 +151,7 @@ struct ReadAhead::Window {
     clear();
     drop_spares();
     if (ring_ok) close_ring(&ring);
+    lease.release();
   }
 };
 
@@ -193,13 +174,14 @@ ReadAhead::Window* ReadAhead::window() {
     // Inherited from the parent across fork(): its lock may be held by a
     // thread that does not exist here and its ring is the parent's too.
     // Unmap our view of the ring; leave the rest (the child's copy) alone.
+    // Its lease descriptor the child has closed already (read_lease.h).
     g_staged.fetch_sub(w->staged.load(std::memory_order_relaxed), std::memory_order_relaxed);
     if (w->ring_ok) close_ring(&w->ring);
   }
   return fresh;
 }
 
-uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t offset, Stats& stats) {
+uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats) {
   Window* w = window_.load(std::memory_order_acquire);
   if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
   std::lock_guard<std::mutex> lock(w->mu);
@@ -210,14 +192,22 @@ uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t off
     w->drop_unused(stats);
     return 0;
   }
-  const int res = chunk_result(HIO_OP_READ, dfd, s.buf.data(), len, offset, s.res, stats);
-  Version now;
-  if (res < 0 || static_cast<uint64_t>(res) != len || !version_of(fd, &now) || !(now == w->version)) {
-    // Failed, short or changed since: the caller's own read says what is there.
+  const int res = chunk_result(HIO_OP_READ, w->lease.fd(), s.buf.data(), len, offset, s.res, stats);
+  // Failed or short, or the lease it was read under is gone: the caller's
+  // own read says what is there.  The lease is checked after this read
+  // began (read_ahead.h has the argument).
+  if (res < 0 || static_cast<uint64_t>(res) != len || !w->lease.valid(w->lease_generation)) {
     w->drop_unused(stats);
     return 0;
   }
-  memcpy(buf, s.buf.data(), len);
+  if (transparent_mode()) {
+    if (copy_checked(s.buf.data(), buf, len, false) != len) {
+      w->drop_unused(stats);  // the caller's memory ends: its own read reports where
+      return 0;
+    }
+  } else {
+    memcpy(buf, s.buf.data(), len);
+  }
   w->release(s);
   w->pop_front();
   stats.add(stats.read_ahead_hits);
@@ -225,7 +215,7 @@ uint64_t ReadAhead::serve(int fd, int dfd, char* buf, uint64_t len, uint64_t off
   return len;
 }
 
-void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats) {
+void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats) {
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
@@ -238,23 +228,26 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
     return;
   }
   if (w->broken || !w->ensure_ring()) return;  // never again on this file
+  // What was read under a lease that is gone is of no use any more.
+  if (!w->empty() && !w->lease.valid(w->lease_generation)) w->drop_unused(stats);
   if (w->empty()) {
-    // Start: only on a file that has been quiet for longer than any
-    // timestamp resolution (read_ahead.h).
-    Version v;
-    timespec now{};
-    if (!version_of(fd, &v) || clock_gettime(CLOCK_REALTIME, &now) != 0) return;
-    if (ns_of(now) - v.ctime_ns < quiet_ns()) return;
-    w->version = v;
+    // Start: only under a read lease, and within the size the file has
+    // under it (it cannot change without breaking the lease).
+    uint64_t generation;
+    if (!w->lease.hold(fd, owner_, &generation)) return;
+    struct stat st;
+    if (sys().fstat(w->lease.fd(), &st) != 0) return;
+    w->lease_generation = generation;
+    w->size = static_cast<uint64_t>(st.st_size);
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     if (w->nspare && w->spare[0].size() != (len + page - 1) / page * page) w->drop_spares();
   }
+  const int lfd = w->lease.fd();
   uint64_t next = w->empty() ? offset + len : w->back().offset + w->back().len;
   unsigned queued = 0;
   // Only whole requests within the size seen at the start: the last, short
   // one is the caller's own read, which reports EOF itself.
-  while (w->count < kRingEntries && (w->count + 1) * len <= ahead &&
-         next + len <= static_cast<uint64_t>(w->version.size)) {
+  while (w->count < kRingEntries && (w->count + 1) * len <= ahead && next + len <= w->size) {
     io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);
     if (!sqe) break;
     Window::Slot s;
@@ -267,7 +260,7 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
     }
     s.offset = next;
     s.len = len;
-    io_uring_prep_read(sqe, dfd, s.buf.data(), static_cast<unsigned>(len), next);
+    io_uring_prep_read(sqe, lfd, s.buf.data(), static_cast<unsigned>(len), next);
     io_uring_sqe_set_data64(sqe, w->front_seq + w->count);
     w->push_back(std::move(s));
     next += len;
@@ -282,6 +275,33 @@ void ReadAhead::advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t
   }
 }
 
+bool ReadAhead::pipeline_available(int fd) {
+  Window* w = window();
+  if (!w) return false;
+  std::lock_guard<std::mutex> lock(w->mu);
+  if (w->broken || w->ring_failed) return false;
+  if (w->lease.held()) return true;
+  uint64_t generation;
+  return w->lease.hold(fd, owner_, &generation);
+}
+
+void ReadAhead::invalidate() {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return;
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->lease.invalidate();
+}
+
+bool ReadAhead::forget_fd(int fd) {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return false;
+  std::lock_guard<std::mutex> lock(w->mu);
+  if (w->lease.fd() != fd) return false;
+  w->clear();  // reads in flight hold the open file, not the number: nothing of them is lost
+  w->lease.forget(fd);
+  return true;
+}
+
 void ReadAhead::drop() {
   Window* w = window_.load(std::memory_order_acquire);
   if (!w || w->pid != getpid()) return;
@@ -289,9 +309,8 @@ void ReadAhead::drop() {
   w->clear();
   w->drop_spares();
   w->stream_end = ~0ULL;
+  w->lease.release();
 }
-
-void ReadAhead::set_quiet_ns_for_testing(int64_t ns) { g_quiet_ns.store(ns, std::memory_order_relaxed); }
 
 uint64_t ReadAhead::staged_bytes() { return g_staged.load(std::memory_order_relaxed); }
 

@@ -1,5 +1,5 @@
-// read_ahead.h - read-ahead for sequential direct reads (opt-in:
-// HYBRIDIO_READ_AHEAD=32M, or on for 32 MiB per stream).
+// read_ahead.h - read-ahead for sequential direct reads (on by default:
+// HYBRIDIO_READ_AHEAD=32M per stream; off turns it off).
 //
 // One thread reading a file direct in 4 MiB calls keeps at most one call's
 // chunks in flight, and the device idles between calls: on the development
@@ -13,28 +13,40 @@
 // the read is done as without read-ahead, so errors and EOF are reported
 // exactly by the caller's own read.
 //
-// Coherence, and why it is opt-in: a direct read returns the file's bytes
-// at the time of the call; data read ahead is from earlier.  The window is
-// only used while the file has not visibly changed since it was started:
-// every read from it first compares the file's change time (st_ctim) and
-// size with those seen at the start, and a window only starts on a file
-// unchanged for kQuietSeconds (longer than any filesystem's timestamp
-// resolution: a tick on ext4, 2 s on FAT), so that any later write, truncate
-// or hole punch - by any process, through any path, the library's own
-// included - gives a different change time.  What this cannot see is a
-// write that set the change time before the window started and was still
-// copying its data afterwards (one buffered write call held up for seconds
-// by writeback throttling).  So read-ahead is for files that nobody writes
-// while they are read - a checkpoint being restored, dataset shards - and
-// the caller turns it on.
+// Coherence: never a stale byte.  A window only runs under a kernel read
+// lease (read_lease.h) on a read-only O_DIRECT descriptor of its own, and
+// everything in it was read after the lease of its generation was taken.
+// A read served from the window checks, after it began and before it
+// copies, that this lease is still held and the generation unchanged.  The
+// argument, for a write W (or truncate, fallocate, hole punch, store into a
+// shared mapping) by any process that returned before a read R began:
+//  - W needed a descriptor open for writing (or was a truncate(2)).  If
+//    that open (truncate) came before the lease was taken, the descriptor
+//    was closed by then - the kernel refuses a read lease while the file is
+//    open for writing anywhere - so W had returned before the lease was
+//    taken and every byte read ahead under it was read after W;
+//  - else the open (truncate) broke the lease before W began, so before R
+//    began: R's check sees the break (F_GETLEASE says F_UNLCK from the
+//    start of the break on; the watcher moves the generation on before it
+//    releases the lease, and a lease taken again has a new generation) and
+//    R is done as without read-ahead.
+// In-process writes through the library move the generation on as well
+// (they also needed a writable open, so this is only belt and braces).
+// Without a lease (read_lease.h lists who cannot have one; a file the
+// program itself has open for writing is the common case) nothing is read
+// ahead and reads behave as without read-ahead.  Not covered: writes that
+// bypass the file (the block device under the filesystem).
 //
 // Memory: staging is bounded per process (kProcessLimit); a window that
-// cannot get its buffers simply reads ahead less.
+// cannot get its buffers simply reads ahead less.  Descriptors: the lease
+// descriptor and the ring's, both private (private_fd.h), per file with a
+// window.
 //
 // Thread-safety: all calls may come from any thread; they serialise on the
 // window.  fork(): a child gives up the parent's window without touching it
 // (its ring is shared with the parent; its lock may be held by a parent
-// thread) and starts its own; the abandoned buffers are the child's copy.
+// thread) and starts its own, with a lease of its own; the abandoned
+// buffers are the child's copy (read_lease.h: what happens to the lease).
 #pragma once
 
 #include <atomic>
@@ -42,37 +54,48 @@
 
 namespace hybridio {
 
+class File;
 class Stats;
 
 class ReadAhead {
  public:
   // Staging memory of all windows of the process together.
   static constexpr uint64_t kProcessLimit = 256ULL << 20;
-  // A window starts only on a file whose change time is this much in the past.
-  static constexpr int64_t kQuietSeconds = 3;
-
-  ReadAhead() = default;
+  // `owner` owns the window's private descriptors (private_fd.h).
+  explicit ReadAhead(File* owner) : owner_(owner) {}
   ~ReadAhead();
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 
   // Serves the direct read [offset, offset + len) into `buf` from the window:
   // `len` when it did, 0 when the caller must read it itself (the window is
-  // then given up, unless it was empty).  `fd` is any descriptor of the file
-  // (for its change time and size), `dfd` its O_DIRECT one.
-  uint64_t serve(int fd, int dfd, char* buf, uint64_t len, uint64_t offset, Stats& stats);
+  // then given up, unless it was empty).  Under the LD_PRELOAD shim the copy
+  // stops at the end of the caller's memory (checked_copy.h), and then the
+  // caller's own read reports it.
+  uint64_t serve(char* buf, uint64_t len, uint64_t offset, Stats& stats);
 
   // After a direct read of [offset, offset + len) that transferred all of it
   // (served or not): when it continues the previous one, keeps up to `ahead`
-  // bytes of the following requests of the same size in flight on the
-  // O_DIRECT descriptor `dfd`.
-  void advance(int fd, int dfd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats);
+  // bytes of the following requests of the same size in flight, under a
+  // read lease on the file behind `fd` (taken here when none is held).
+  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats);
 
-  // Waits for the window's reads in flight and releases its buffers.
+  // Whether a window could run for the file behind `fd` now: a read lease
+  // is held (taken here if possible).  The policy's HIO_FILE_READ_PIPELINE.
+  bool pipeline_available(int fd);
+
+  // An in-process write, truncate or mapping: nothing read ahead before it
+  // is served.
+  void invalidate();
+
+  // The program closed `fd`; true when it was the window's lease descriptor
+  // (the window is then given up; the descriptor is not closed again).
+  bool forget_fd(int fd);
+
+  // Waits for the window's reads in flight, releases its buffers and its
+  // lease (the file is being closed).
   void drop();
 
-  // Testing: the quiet time before a window may start (kQuietSeconds when < 0).
-  static void set_quiet_ns_for_testing(int64_t ns);
   // Testing: staging bytes held by all windows of the process.
   static uint64_t staged_bytes();
 
@@ -80,6 +103,7 @@ class ReadAhead {
   struct Window;
   Window* window();  // this process's window (a forked child replaces the parent's)
 
+  File* const owner_;
   std::atomic<Window*> window_{nullptr};
 };
 

@@ -102,7 +102,6 @@ class SyscallSeam : public testing::DirectEngineTest {
   }
   void TearDown() override {
     set_syscalls_for_testing(nullptr);
-    ReadAhead::set_quiet_ns_for_testing(-1);
     testing::DirectEngineTest::TearDown();
   }
   static void set_engine(int uring, int write_behind, uint64_t read_ahead) {
@@ -236,7 +235,6 @@ TEST_F(SyscallSeam, EnospcOnAQueuedWriteSurfacesOnceAtFsync) {
 TEST_F(SyscallSeam, ReadAheadRingFailureGivesTheWindowUp) {
   set_engine(1, 0, 2 * M);
   if (!uring_usable()) GTEST_SKIP() << "io_uring is not usable here";
-  ReadAhead::set_quiet_ns_for_testing(0);
   const std::string path = dir_.file("ra");
   const std::vector<char> data = testing::random_bytes(8 * M, 4);
   {
@@ -246,7 +244,6 @@ TEST_F(SyscallSeam, ReadAheadRingFailureGivesTheWindowUp) {
     ASSERT_EQ(::fsync(fd), 0);
     ::close(fd);
   }
-  usleep(20000);
   // One-chunk reads go synchronously: only the window enters a ring.
   const uint64_t kRead = 64 * K;
   g_enter_fail_after = 2;

@@ -48,7 +48,9 @@ void set_engine_settings(const hio_engine_config& s);
 
 // Transparent mode, set once by the LD_PRELOAD shim before any I/O: the
 // program must not be able to tell the engine is there, so the engine
-// opens no descriptor of its own.  Each thread's ring is then reached only
+// opens no descriptor of its own for its requests (the one exception: a
+// read-ahead window's lease and ring descriptors, private and close-on-exec,
+// read_ahead.h).  Each thread's ring is then reached only
 // through its registered index (its descriptor is closed right after
 // setup) and carries kPinnedSlots fixed-file slots, which the requests of
 // pinned_request.h use for the program's open file and its O_DIRECT twin.

@@ -136,20 +136,18 @@ bool is_ignored(int fd) { return fd_table().state(fd) == SlotState::kIgnored; }
 
 bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed); }
 
-// The opt-in modes that complete I/O behind the program's back cannot keep
+// Write-behind completes writes after the call returns: it cannot keep
 // POSIX semantics when calls the shim does not see (fsync, ftruncate,
-// copy_file_range, another process's read...) must see every byte: under
-// the shim they are refused, with one line on stderr.  The library's API
-// keeps them, with the contracts in write_behind.h and read_ahead.h.
+// copy_file_range, another process's read...) must see every byte, so under
+// the shim it is refused, with one line on stderr.  The library's API keeps
+// it, with the contract in write_behind.h.  Read-ahead runs under the shim
+// too: its read lease keeps every read current (read_ahead.h).
 void refuse_deferred_modes() {
   EngineSettings e = engine_settings();
-  if (!e.write_behind && !e.read_ahead) return;
-  HIO_WARN("%s%s%s not available under the LD_PRELOAD shim (it cannot keep POSIX semantics there); "
-           "I/O completes within each call",
-           e.write_behind ? "HYBRIDIO_WRITE_BEHIND" : "", e.write_behind && e.read_ahead ? " and " : "",
-           e.read_ahead ? "HYBRIDIO_READ_AHEAD" : "");
+  if (!e.write_behind) return;
+  HIO_WARN("HYBRIDIO_WRITE_BEHIND not available under the LD_PRELOAD shim (it cannot keep POSIX semantics there); "
+           "writes complete within each call");
   e.write_behind = false;
-  e.read_ahead = 0;
   set_engine_settings(e);
 }
 
