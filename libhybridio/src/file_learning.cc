@@ -106,7 +106,17 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   hio_request explore_req = req;
   explore_req.file_flags = (req.file_flags & ~kLearnFlags) | HIO_FILE_EXPLORE;
   if (target == HIO_PATH_DONTCACHE) explore_req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
-  const hio_decision explored = decide_with(explore, explore_req, probed);
+  bool explore_probed = probed;
+  if (op == HIO_OP_READ && target != HIO_PATH_BUFFERED) {
+    // A read stream kept in the cache has its next range cached by
+    // readahead, which would keep every exploration buffered (read_cached):
+    // an explored read goes to the device whatever is cached (the cache is
+    // clean or written back first: the bytes are the same), as a cold read
+    // of that path would.
+    explore_req.cached_pages = explore_req.dirty_pages = 0;
+    explore_probed = true;
+  }
+  const hio_decision explored = decide_with(explore, explore_req, explore_probed);
   if (explored.path != target) return d;
   {
     std::lock_guard<std::mutex> lock(fs.mu);
