@@ -65,7 +65,9 @@ enum hio_mode {
  * rules in that order): caller_direct, forced_buffered, empty, append,
  * mapped, forced_dontcache, no_direct, read_cached, write_dirty, small,
  * unaligned, then the rule that let the body go direct (forced_direct, or
- * the size rule whose threshold was in effect).
+ * the size rule whose threshold was in effect).  A decision made by a size
+ * threshold is reported as learned or explored when the request says its
+ * thresholds came from measurements (HIO_FILE_LEARNED, HIO_FILE_EXPLORE).
  */
 enum hio_rule {
 	HIO_RULE_CALLER_DIRECT = 0,    /* file opened O_DIRECT by the caller: never switched */
