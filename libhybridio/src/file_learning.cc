@@ -96,10 +96,12 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
     if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
-    fs.costs.account(op, len);
-    target = fs.costs.explore_target(op, len, d.path, (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0);
+    const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
+    fs.costs.account(op, len, d.path, dontcache_ok);
+    target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
   }
   if (target == HIO_PATH_COUNT) return d;
+  const hio_path decided = d.path;
   hio_policy_config explore = base;
   const uint64_t threshold = target == HIO_PATH_BUFFERED ? ~0ULL : 1;
   explore.write_threshold = explore.read_threshold = explore.stream_threshold = threshold;
@@ -110,17 +112,23 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   if (op == HIO_OP_READ && target != HIO_PATH_BUFFERED) {
     // A read stream kept in the cache has its next range cached by
     // readahead, which would keep every exploration buffered (read_cached):
-    // an explored read goes to the device whatever is cached (the cache is
-    // clean or written back first: the bytes are the same), as a cold read
-    // of that path would.
-    explore_req.cached_pages = explore_req.dirty_pages = 0;
-    explore_probed = true;
+    // an explored read goes to the device whatever clean pages are cached,
+    // as a cold read of that path would.  Not over dirty pages: a direct
+    // read writes them back first, and that is not the path's cost.
+    if (!explore_probed) {
+      CacheState cache = probe_cache_sampled(req.offset, len, base.page_size);
+      count_probe(cache.method);
+      explore_req.dirty_pages = cache.dirty_pages;
+      explore_probed = true;
+    }
+    if (explore_req.dirty_pages != 0) return d;  // dirty, or unknown
+    explore_req.cached_pages = 0;
   }
   const hio_decision explored = decide_with(explore, explore_req, explore_probed);
   if (explored.path != target) return d;
   {
     std::lock_guard<std::mutex> lock(fs.mu);
-    fs.costs.spend(op, len, target);
+    fs.costs.spend(op, len, target, decided);
   }
   Stats& s = rt_.stats();
   s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered

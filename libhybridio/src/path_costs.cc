@@ -12,10 +12,10 @@
 namespace hybridio {
 namespace {
 
-// Exploration credit never holds more than this many bytes (x 100): a run
-// of requests that could not explore (cached reads) does not turn into a
-// burst of exploration later.
-constexpr uint64_t kCreditCap = (256ULL << 20) * 100;
+// A class's credit never holds more than this many of its requests (or
+// the price of its next exploration, if higher): a run of requests that
+// could not explore (cached reads) does not turn into a burst later.
+constexpr uint64_t kCreditRequests = 17;
 
 }  // namespace
 
@@ -144,14 +144,7 @@ bool FsCosts::reconsider(hio_op op, int c) {
   return after != before;
 }
 
-void FsCosts::account(hio_op op, uint64_t len) {
-  const int c = size_class(len);
-  if (c >= 0) credit_[op][c] = std::min(kCreditCap, credit_[op][c] + len * tuning_.explore_percent);
-}
-
-hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const {
-  const int c = size_class(len);
-  if (c < 0 || tuning_.explore_percent == 0 || credit_[op][c] < len * 100) return HIO_PATH_COUNT;
+hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {
   for (int step = 1; step <= HIO_PATH_COUNT; ++step) {
     const hio_path path = static_cast<hio_path>((last_explored_[op][c] + step) % HIO_PATH_COUNT);
     if (path != decided && (path != HIO_PATH_DONTCACHE || dontcache_ok)) return path;
@@ -159,10 +152,38 @@ hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool
   return HIO_PATH_COUNT;
 }
 
-void FsCosts::spend(hio_op op, uint64_t len, hio_path explored) {
+double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const {
+  // Measured ns per byte; a path not measured yet is taken to cost what
+  // the one in use does (and with neither measured, 1 ns per byte: bytes).
+  const hio_path known_path = est_[op][c][path].samples ? path : decided;
+  const double ns = est_[op][c][known_path].samples ? cost(op, c, known_path) : 1.0;
+  return static_cast<double>(len) * std::max(ns, 1e-3);
+}
+
+void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {
+  const int c = size_class(len);
+  if (c < 0) return;
+  credit_[op][c] = std::min(len * 100 * kCreditRequests, credit_[op][c] + len * tuning_.explore_percent);
+  const hio_path next = next_turn(op, c, decided, dontcache_ok);
+  const double in_use = time_of(op, c, decided, decided, len);
+  const double price = next == HIO_PATH_COUNT ? 0 : time_of(op, c, next, decided, len) * 100;
+  time_credit_[op][c] = std::min(std::max(in_use * 100 * kCreditRequests, price),
+                                 time_credit_[op][c] + in_use * tuning_.explore_percent);
+}
+
+hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const {
+  const int c = size_class(len);
+  if (c < 0 || tuning_.explore_percent == 0 || credit_[op][c] < len * 100) return HIO_PATH_COUNT;
+  const hio_path next = next_turn(op, c, decided, dontcache_ok);
+  if (next == HIO_PATH_COUNT || time_credit_[op][c] < time_of(op, c, next, decided, len) * 100) return HIO_PATH_COUNT;
+  return next;
+}
+
+void FsCosts::spend(hio_op op, uint64_t len, hio_path explored, hio_path decided) {
   const int c = size_class(len);
   if (c < 0) return;
   credit_[op][c] -= std::min(credit_[op][c], len * 100);
+  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, len) * 100);
   last_explored_[op][c] = static_cast<uint8_t>(explored);
 }
 

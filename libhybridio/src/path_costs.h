@@ -108,20 +108,28 @@ class FsCosts {
   Verdict verdict(hio_op op, int c) const { return verdict_of(packed_[op], c); }
   PackedVerdicts packed(hio_op op) const { return packed_[op]; }
 
-  // Exploration.  account() adds a request's share to its class's credit;
-  // explore_target() names the path to explore with a request of `len`
-  // bytes the policy sent down `decided` (HIO_PATH_COUNT: none now) when
-  // the credit covers the whole request: the other paths take turns;
-  // spend() takes the request's bytes from the credit once it went there.
-  void account(hio_op op, uint64_t len);
+  // Exploration.  Each class earns credit with every request, in bytes
+  // (explore_percent of its bytes) and in time (explore_percent of the
+  // time the path in use is measured to take).  explore_target() names the
+  // path to explore with a request of `len` bytes the policy sent down
+  // `decided` (HIO_PATH_COUNT: none now) when both credits cover it: its
+  // bytes, and the time that path is measured to take (a path measured 100
+  // times slower waits 100 times longer), so exploring costs at most about
+  // explore_percent of the bytes and of the time.  The other paths take
+  // turns.  spend() takes the price once the request went there.
+  void account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok);
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
-  void spend(hio_op op, uint64_t len, hio_path explored);
+  void spend(hio_op op, uint64_t len, hio_path explored, hio_path decided);
 
   // Any sample since construction or the last clear_dirty()?
   bool dirty() const { return dirty_; }
   void clear_dirty() { dirty_ = false; }
 
  private:
+  // Whose turn it is to be explored in (op, c) next; HIO_PATH_COUNT: none.
+  hio_path next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const;
+  // The nanoseconds `len` bytes on `path` are measured to take.
+  double time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const;
   // Re-derives the verdicts of (op, c); true when one moved.
   bool reconsider(hio_op op, int c);
   // Is `a` cheaper than `b` by the margin and beyond the noise?
@@ -136,6 +144,7 @@ class FsCosts {
   // Exploration, per direction and size class (a class earns its own
   // credit, so large requests are explored as often as small ones):
   uint64_t credit_[2][kSizeClasses] = {};      // bytes x 100 that may explore
+  double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
   bool dirty_ = false;
 };
