@@ -109,15 +109,22 @@ double FsCosts::variance_of_cost(hio_op op, int c, hio_path path, double call_va
 }
 
 bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
-  // The variance of one sample is pooled (the larger of the two): a path
-  // explored a few times can look steadier than it is by luck, the device
-  // under both is the same.
+  // The variance of one sample: a path's own once it has a full damping
+  // window of samples; before that, the larger of the two paths' (a path
+  // explored a few times can look steadier than it is by luck, and the
+  // device under both is the same).
   const PathEstimate& x = est_[op][c][a];
   const PathEstimate& y = est_[op][c][b];
-  const double call_var = std::max(x.ns_var, y.ns_var), deferred_var = std::max(x.deferred_var, y.deferred_var);
+  const uint32_t window = std::max<uint32_t>(tuning_.damping, 1);
+  auto call_var = [&](const PathEstimate& e) {
+    return e.samples >= window ? e.ns_var : std::max(x.ns_var, y.ns_var);
+  };
+  auto deferred_var = [&](const PathEstimate& e) {
+    return e.deferred_samples >= window ? e.deferred_var : std::max(x.deferred_var, y.deferred_var);
+  };
   const double margin = 1.0 + tuning_.margin_percent / 100.0;
-  const double noise = tuning_.noise_sigmas * std::sqrt(variance_of_cost(op, c, a, call_var, deferred_var) +
-                                                        variance_of_cost(op, c, b, call_var, deferred_var));
+  const double noise = tuning_.noise_sigmas * std::sqrt(variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
+                                                        variance_of_cost(op, c, b, call_var(y), deferred_var(y)));
   return cost(op, c, a) * margin + noise < cost(op, c, b);
 }
 
