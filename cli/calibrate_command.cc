@@ -11,7 +11,9 @@
 // if direct never wins, the threshold is set above the largest size
 // measured.  The profile is "key = value" lines in the config-file format
 // (libhybridio's settings), so HYBRIDIO_CONFIG=<profile> applies it; the
-// environment still wins.
+// environment still wins.  The same medians seed the learned path costs of
+// DIR's filesystem (hybridio_internal/learned_seed.h), which programs there
+// start from when learning is on.
 #include "calibrate_command.h"
 
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 
 #include "bench_engine.h"
 #include "hybridio/hybridio.h"
+#include "hybridio_internal/learned_seed.h"
 #include "hybridio_internal/settings_text.h"
 #include "machine_info.h"
 #include "measure_loop.h"
@@ -81,7 +84,8 @@ void usage(FILE* out) {
           "usage: hybridio calibrate DIR [options]\n\n"
           "Measures buffered and direct write (fsync included) and cold read throughput on the\n"
           "filesystem of DIR for request sizes 256K..16M, and writes the measured crossovers as\n"
-          "a profile; apply it with HYBRIDIO_CONFIG=<profile>.\n\noptions:\n");
+          "a profile; apply it with HYBRIDIO_CONFIG=<profile>.  The measurements also seed the\n"
+          "learned path costs of DIR's filesystem (HYBRIDIO_LEARN, HYBRIDIO_STATE_DIR).\n\noptions:\n");
   bench::print_option_help(out, calibrate_option_table(), CalibrateSettings{});
 }
 
@@ -230,6 +234,16 @@ int calibrate_command(int argc, char** argv) {
          "  export HYBRIDIO_CONFIG=%s\n",
          format_size(write_threshold).c_str(), format_size(read_threshold).c_str(), o.output.c_str(),
          o.output.c_str());
+  // The same measurements seed the learned path costs of DIR's filesystem,
+  // which every program using the library there starts from (HYBRIDIO_LEARN).
+  std::vector<internal::CalibrationPoint> points;
+  for (size_t i = 0; i < sizes.size(); ++i) points.push_back({sizes[i], wb[i] * 1e9, wd[i] * 1e9, rb[i] * 1e9, rd[i] * 1e9});
+  std::string seed_error;
+  const std::string seeded = internal::seed_learned(dir, points, &seed_error);
+  if (seeded.empty())
+    fprintf(stderr, "%s: learned path costs not seeded: %s\n", kProg, seed_error.c_str());
+  else
+    printf("learned path costs of this filesystem seeded in %s\n", seeded.c_str());
   return 0;
 }
 

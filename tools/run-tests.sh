@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# Learned path costs (docs/policy.md) never go to the user's state directory
+# from here; CTest also sets this, and HYBRIDIO_LEARN=off, for every test.
+export HYBRIDIO_STATE_DIR="$PWD/build/test-state"
 step() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
 
 step "setup"

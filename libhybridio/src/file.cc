@@ -113,6 +113,7 @@ int File::adopt(int fd, bool owns_fd, File** out) {
   if (!S_ISREG(st.st_mode)) return -EINVAL;
   File* f = new (std::nothrow) File(Runtime::get(), fd, owns_fd, flags);
   if (!f) return -ENOMEM;
+  if (PathCosts* learned = f->rt_.learned()) f->learned_fs_ = learned->filesystem(st.st_dev, fd);
   *out = f;
   return 0;
 }
@@ -228,8 +229,19 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
   return n;
 }
 
-hio_decision File::decide(hio_request& req, bool probed) {
-  const hio_policy_config& cfg = rt_.policy();
+hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
+  const hio_policy_config& base = rt_.policy();
+  // Learned thresholds: the measured ones of this file's filesystem, when
+  // there are any (file_learning.cc); else exactly the configured ones.
+  LearnedFs* fs = learning_for(base, req);
+  hio_policy_config learned;
+  const hio_policy_config& cfg = fs ? steer(*fs, base, req, &learned) : base;
+  hio_decision d = decide_with(cfg, req, probed);
+  if (fs) d = settle(*fs, base, cfg, req, d, probed, may_explore);
+  return d;
+}
+
+hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, bool& probed) {
   const hio_op op = req.op;
   const uint64_t len = req.length, offset = req.offset;
   hio_decision d;
@@ -259,9 +271,12 @@ hio_decision File::decide(hio_request& req, bool probed) {
   }
   hio_policy_decide(&cfg, &req, &d);
 
-  // Only a request headed direct is worth probing: the probe can only keep it buffered.
-  if (d.path == HIO_PATH_DIRECT && d.rule != HIO_RULE_CALLER_DIRECT) {
-    if (op == HIO_OP_READ) {
+  // Only a request headed direct (or, measured best, uncached) is worth
+  // probing: the probe can only keep it buffered.
+  const bool off_cache = d.path == HIO_PATH_DIRECT ||
+                         (d.path == HIO_PATH_DONTCACHE && (req.file_flags & HIO_FILE_PREFER_DONTCACHE));
+  if (off_cache && d.rule != HIO_RULE_CALLER_DIRECT) {
+    if (op == HIO_OP_READ && req.file_size == ~0ULL) {
       struct stat st;
       if (sys().fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
     }
@@ -270,6 +285,7 @@ hio_decision File::decide(hio_request& req, bool probed) {
       count_probe(cache.method);
       req.cached_pages = readahead_ahead ? 0 : cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
+      probed = true;
     }
     hio_policy_decide(&cfg, &req, &d);
   }
@@ -280,11 +296,19 @@ File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset) {
   Plan p;
   p.req = describe(op, buf, len, offset, false);
   if (op == HIO_OP_WRITE) p.req.writers = writers_.load(std::memory_order_relaxed) + 1;
-  p.decision = decide(p.req, false);
+  // Not explored: the caller may execute a direct plan through pwrite/pread,
+  // which decide again (and may explore there).
+  p.decision = decide(p.req, false, false);
+  if (learning_for(rt_.policy(), p.req)) {
+    p.measure = worth_measuring(p.req, p.decision);
+    p.started_ns = monotonic_ns();
+  }
   return p;
 }
 
 void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
+  if (plan.started_ns)
+    learn_from(plan.req, plan.decision, bytes, monotonic_ns() - plan.started_ns, plan.measure);
   extend_stream(plan.req.offset, plan.req.length);
   Stats& s = rt_.stats();
   s.count_rule(plan.decision.rule, plan.req.length);
@@ -301,7 +325,7 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
   const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
   const hio_op op = req.op;
   const uint64_t len = req.length;
-  hio_decision d = decide(req, probed);
+  hio_decision d = decide(req, probed, true);
 
   // A read of a partly cached range that would go direct if nothing were
   // cached: what is cached comes from the cache, the rest is decided again
@@ -315,10 +339,18 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
     if (read_partly_cached(req, buf, cold_rule, &n)) return n;
   }
 
-  if (rt_.trace().enabled()) rt_.trace().record(fd_, req, d);
+  if (rt_.trace().enabled())
+    rt_.trace().record(fd_, req, d,
+                       d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED ? estimate_note(op, len) : "");
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
-  return execute(req, d, buf);
+  if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
+  // Learned thresholds: the request's cost is measured (file_learning.cc).
+  const bool measure = worth_measuring(req, d);
+  const uint64_t started = monotonic_ns();
+  const ssize_t n = execute(req, d, buf);
+  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure);
+  return n;
 }
 
 bool File::direct_if_uncached(const hio_request& req, hio_rule* rule) const {
@@ -869,8 +901,11 @@ int File::sync(bool data_only) {
   // the inode's size update: one fsync on any descriptor covers both paths.
   rt_.stats().add(rt_.stats().fsyncs);
   wb_.wait_all();
+  const uint64_t started = learned_fs_ ? monotonic_ns() : 0;
   int rc = data_only ? sys().fdatasync(fd_) : sys().fsync(fd_);
   rc = rc == 0 ? 0 : -errno;
+  // Learned thresholds: the flush is what the buffered writes still owed.
+  if (started && rc == 0) charge_flush(monotonic_ns() - started);
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
   return deferred ? -deferred : rc;
@@ -901,8 +936,10 @@ int File::close() {
   }
   int rc = 0;
   if (owns_fd_ && fd_ >= 0) {
+    const uint64_t started = learned_fs_ ? monotonic_ns() : 0;
     rc = sys().close(fd_);
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
+    if (started) charge_flush(monotonic_ns() - started);  // learned thresholds: what close flushed
   }
   fd_ = -1;
   return deferred ? -deferred : rc;

@@ -19,10 +19,12 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "cache_probe.h"
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
+#include "path_costs.h"
 #include "read_ahead.h"
 #include "uring_engine.h"
 #include "write_behind.h"
@@ -66,6 +68,8 @@ class File {
   struct Plan {
     hio_request req;
     hio_decision decision;
+    bool measure = false;     // a sample for the learned path costs (path_costs.h) ...
+    uint64_t started_ns = 0;  // ... timed from here
   };
   Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset);
   // A planned request that the caller executed itself, moving `bytes`:
@@ -112,8 +116,39 @@ class File {
   // Records a request of [offset, offset + len) in the sequential stream;
   // returns how many requests in a row it continues.
   uint32_t extend_stream(uint64_t offset, uint64_t len);
-  // The policy's decision, probing the cache when the first answer is direct.
-  hio_decision decide(hio_request& req, bool probed);
+  // The policy's decision, probing the cache when the first answer is
+  // direct; on a filesystem with learned path costs, with its measured
+  // thresholds, and (`may_explore`) sometimes down another path.
+  hio_decision decide(hio_request& req, bool probed, bool may_explore);
+  // hio_policy_decide under `cfg` with the facts it needs gathered: the file
+  // size and cache state once the answer is direct (`probed`: already known).
+  hio_decision decide_with(const hio_policy_config& cfg, hio_request& req, bool& probed);
+
+  // Learned thresholds (file_learning.cc, path_costs.h).
+  // This file's filesystem when `req` is one to learn from and decide by
+  // measurements: hybrid, at least the smallest size class, not O_SYNC,
+  // O_APPEND, mapped, undirectable or the caller's O_DIRECT; else nullptr.
+  LearnedFs* learning_for(const hio_policy_config& base, const hio_request& req) const;
+  // The configuration `req` is decided with: `base` with the measured
+  // thresholds in *learned (returned), or `base` itself when measurements
+  // move nothing; sets HIO_FILE_PREFER_DONTCACHE where uncached measured best.
+  const hio_policy_config& steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
+                                 hio_policy_config* learned) const;
+  // After the decision under `cfg`: labels it learned when the measurements
+  // changed its path, and spends exploration credit on it when due.
+  hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
+                      hio_decision d, bool& probed, bool may_explore);
+  // Whether the execution of (req, d) is a sample of its path's cold cost
+  // (a buffered read of cached pages is not).
+  bool worth_measuring(const hio_request& req, const hio_decision& d);
+  // A request that moved `done` bytes in `ns`: a sample, and the bytes a
+  // later sync will be charged to.
+  void learn_from(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool measure);
+  // A sync or close that took `ns`: charged to the buffered and uncached
+  // bytes written since the previous one.
+  void charge_flush(uint64_t ns);
+  // "4M:buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
+  std::string estimate_note(hio_op op, uint64_t len);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
@@ -160,6 +195,10 @@ class File {
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
+  LearnedFs* learned_fs_ = nullptr;          // this file's filesystem in the learner; nullptr: none
+  // Buffered [0] and uncached [1] bytes written since the last sync or
+  // close, by size class; [kSizeClasses]: those of requests not learned from.
+  std::atomic<uint64_t> unsynced_[2][kSizeClasses + 1]{};
 };
 
 }  // namespace hybridio

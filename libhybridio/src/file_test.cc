@@ -487,3 +487,38 @@ TEST_F(Engine, NonRegularFilesAreRefused) {
 
 }  // namespace
 }  // namespace hybridio
+
+namespace hybridio {
+namespace {
+
+// HYBRIDIO_LEARN=off (as CTest runs this binary): the configured policy,
+// exactly - nothing measured, explored, relabelled or persisted.
+TEST(EngineLearningOff, TheConfiguredPolicyExactly) {
+  if (Runtime::get().config().learn) GTEST_SKIP() << "learning is on in this environment (HYBRIDIO_LEARN unset or on)";
+  ASSERT_EQ(Runtime::get().learned(), nullptr) << "no learner, so no exploration and no state file";
+  testing::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  hio_policy_config c;
+  hio_policy_config_defaults(&c);
+  Runtime::get().set_policy(c);
+  Runtime::get().stats().reset();
+  File* raw = nullptr;
+  ASSERT_EQ(File::open(dir.file("off").c_str(), O_RDWR | O_CREAT, 0644, &raw), 0);
+  std::unique_ptr<File> f(raw);
+  AlignedBuffer buf(4 * M, 4096);
+  memset(buf.data(), 7, 4 * M);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(f->pwrite(buf.data(), 1 * M, i * M), static_cast<ssize_t>(M));
+  ASSERT_EQ(f->sync(false), 0);
+  for (int i = 0; i < 16; ++i) ASSERT_EQ(f->pread(buf.data(), 4 * M, i * 4 * M), static_cast<ssize_t>(4 * M));
+  const hio_stats s = Runtime::get().stats().snapshot();
+  // 1 MiB writes: four buffered (small), then the sequential stream direct; 4 MiB reads below 8 MiB: buffered.
+  EXPECT_EQ(hio_stats_rule_requests(&s, HIO_RULE_SMALL), 4u + 16u);
+  EXPECT_EQ(hio_stats_rule_requests(&s, HIO_RULE_SEQUENTIAL), 60u);
+  EXPECT_EQ(hio_stats_rule_requests(&s, HIO_RULE_LEARNED), 0u);
+  EXPECT_EQ(hio_stats_rule_requests(&s, HIO_RULE_EXPLORED), 0u);
+  EXPECT_EQ(s.learn_samples + s.learn_deferred + s.learn_moves, 0u);
+  EXPECT_EQ(s.learn_explored_buffered + s.learn_explored_direct + s.learn_explored_dontcache, 0u);
+}
+
+}  // namespace
+}  // namespace hybridio

@@ -179,6 +179,45 @@ const Case kCases[] = {
      HIO_PATH_DIRECT, HIO_RULE_CONTENDED},
     {"moderate pressure does not", [](auto&, auto& r) { r.pressure = 79; r.length = 512 * K; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"measured: uncached beats direct for a large write",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_DONTCACHE, HIO_RULE_WRITE_SIZE},
+    {"uncached preferred but not supported: direct",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_PREFER_DONTCACHE; },
+     HIO_PATH_DIRECT, HIO_RULE_WRITE_SIZE},
+    {"uncached preferred, below the threshold: buffered",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK; r.length = 1 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"uncached preferred, under a page: as without",
+     [](auto& c, auto& r) { c.write_threshold = 1 * K; r.length = 2 * K; r.file_flags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_BUFFERED, HIO_RULE_UNALIGNED},
+    {"uncached preferred for a cached read: the cache",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.length = 16 * M; r.cached_pages = 4096;
+       r.file_flags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK;
+     },
+     HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
+    {"a learned write threshold sent a write direct",
+     [](auto& c, auto& r) { c.write_threshold = 1 * M; r.file_flags = HIO_FILE_LEARNED; r.length = 1 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_LEARNED},
+    {"a learned read threshold kept a read buffered",
+     [](auto& c, auto& r) { c.read_threshold = 32 * M; r.op = HIO_OP_READ; r.file_flags = HIO_FILE_LEARNED; r.length = 16 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_LEARNED},
+    {"learned, measured uncached",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_LEARNED | HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_DONTCACHE, HIO_RULE_LEARNED},
+    {"learned does not relabel a cache rule",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_LEARNED; r.dirty_pages = 1024; },
+     HIO_PATH_BUFFERED, HIO_RULE_WRITE_DIRTY},
+    {"learned does not relabel a forced policy",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DIRECT; r.file_flags = HIO_FILE_LEARNED; },
+     HIO_PATH_DIRECT, HIO_RULE_FORCED_DIRECT},
+    {"exploration sends a small write direct",
+     [](auto& c, auto& r) { c.write_threshold = 64 * K; r.file_flags = HIO_FILE_EXPLORE | HIO_FILE_LEARNED; r.length = 256 * K; },
+     HIO_PATH_DIRECT, HIO_RULE_EXPLORED},
+    {"exploration sends a large read through the cache",
+     [](auto& c, auto& r) { c.read_threshold = ~0ULL; r.op = HIO_OP_READ; r.file_flags = HIO_FILE_EXPLORE; r.length = 16 * M; },
+     HIO_PATH_BUFFERED, HIO_RULE_EXPLORED},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, PolicyRules, ::testing::ValuesIn(kCases),
@@ -286,7 +325,8 @@ TEST(PolicySmallestOffcache, NothingSmallerLeavesThePageCache) {
           const uint64_t smallest = hio_policy_smallest_offcache(&c, op);
           bool reached = false;
           for (uint32_t flags : {0u, HIO_FILE_SYNC, HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK, HIO_FILE_DONTCACHE_OK,
-                                 HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK, HIO_FILE_READ_PIPELINE}) {
+                                 HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK,
+                                 HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK, HIO_FILE_READ_PIPELINE}) {
             for (uint32_t pressure : {0u, 100u}) {
               for (uint32_t writers : {1u, 4u}) {
                 for (uint32_t run : {0u, 10u}) {

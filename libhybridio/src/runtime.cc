@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
+
+#include "learned_store.h"
 
 #include "stats_file.h"
 
@@ -25,19 +28,32 @@ Runtime::Runtime() {
   if (!config_.trace_path.empty() && !trace_.open(config_.trace_path))
     HIO_WARN("HYBRIDIO_TRACE='%s' cannot be opened: %s; tracing is off",
              config_.trace_path.c_str(), strerror(errno));
-  if (!config_.stats_path.empty()) atexit(&Runtime::at_exit);
+  if (config_.learn) {
+    LearnTuning tuning;
+    tuning.explore_percent = config_.learn_explore;
+    tuning.damping = config_.learn_damping;
+    try {
+      learned_ = new PathCosts(tuning, learned_state_dir(config_.state_dir));
+    } catch (const std::bad_alloc&) {
+      HIO_WARN("no memory for learned path costs; using the configured thresholds");
+    }
+  }
+  if (!config_.stats_path.empty() || learned_) atexit(&Runtime::at_exit);
   // A forked child is a process of its own: it counts from zero and writes
   // its stats once, so that adding every process's counters counts each
   // request once.
   pthread_atfork(nullptr, nullptr, [] {
     Runtime& r = get();
     r.stats_.reset();
+    if (r.learned_) r.learned_->after_fork();
     r.exit_stats_written_.store(false, std::memory_order_relaxed);
   });
 }
 
 void Runtime::write_exit_stats() {
-  if (config_.stats_path.empty() || exit_stats_written_.exchange(true)) return;
+  if (exit_stats_written_.exchange(true)) return;
+  if (learned_) learned_->save_all();
+  if (config_.stats_path.empty()) return;
   std::string path = config_.stats_path;
   int err;
   if (path.find("%p") != std::string::npos) {

@@ -31,6 +31,12 @@ const Stats::ScalarCounter Stats::kScalarCounters[] = {
     {"read_ahead.hits", &Stats::read_ahead_hits, &hio_stats::read_ahead_hits},
     {"read_ahead.bytes", &Stats::read_ahead_bytes, &hio_stats::read_ahead_bytes},
     {"read_ahead.dropped", &Stats::read_ahead_dropped, &hio_stats::read_ahead_dropped},
+    {"learned.samples", &Stats::learn_samples, &hio_stats::learn_samples},
+    {"learned.deferred", &Stats::learn_deferred, &hio_stats::learn_deferred},
+    {"learned.explored_buffered", &Stats::learn_explored_buffered, &hio_stats::learn_explored_buffered},
+    {"learned.explored_direct", &Stats::learn_explored_direct, &hio_stats::learn_explored_direct},
+    {"learned.explored_dontcache", &Stats::learn_explored_dontcache, &hio_stats::learn_explored_dontcache},
+    {"learned.moves", &Stats::learn_moves, &hio_stats::learn_moves},
     {"fsyncs", &Stats::fsyncs, &hio_stats::fsyncs},
 };
 const size_t Stats::kScalarCounterCount = sizeof(kScalarCounters) / sizeof(kScalarCounters[0]);

@@ -50,6 +50,8 @@ class Stats {
   std::atomic<uint64_t> write_behind_writes{0}, write_behind_bytes{0}, write_behind_stalls{0};
   std::atomic<uint64_t> write_behind_waits{0}, write_behind_errors{0};
   std::atomic<uint64_t> read_ahead_hits{0}, read_ahead_bytes{0}, read_ahead_dropped{0};
+  std::atomic<uint64_t> learn_samples{0}, learn_deferred{0}, learn_moves{0};
+  std::atomic<uint64_t> learn_explored_buffered{0}, learn_explored_direct{0}, learn_explored_dontcache{0};
 
  private:
   std::atomic<uint64_t> requests_[2][HIO_PATH_COUNT]{};

@@ -15,7 +15,9 @@ class Trace {
   // Opens `path` for appending; false (and tracing stays off) if it cannot.
   bool open(const std::string& path);
   bool enabled() const { return file_ != nullptr; }
-  void record(int fd, const hio_request& req, const hio_decision& d);
+  // `estimate`, when not empty, names the measurements behind a learned or
+  // explored decision (size class and each path's rate).
+  void record(int fd, const hio_request& req, const hio_decision& d, const std::string& estimate = std::string());
   void close();
   ~Trace() { close(); }
 

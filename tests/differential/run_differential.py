@@ -185,6 +185,9 @@ def run_once(args, base, case, label, env_extra, small_fs, timeout):
     mnt = None
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("HYBRIDIO_")}
     env.update(env_extra)
+    # Learned thresholds stay at their default (on: they must never change
+    # what a program sees), learning from scratch, in this run's directory.
+    env["HYBRIDIO_STATE_DIR"] = os.path.join(where, "learned")
     cmd = [args.exe, case, "--dir", work, "--seed", str(args.seed), "--ops", str(args.ops)]
     try:
         if small_fs:

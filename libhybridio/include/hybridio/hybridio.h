@@ -134,6 +134,13 @@ struct hio_stats {
 	uint64_t read_ahead_hits;     /* direct reads served from the read-ahead window */
 	uint64_t read_ahead_bytes;
 	uint64_t read_ahead_dropped;  /* windows given up: the file changed, a read left the stream, an error */
+	/* Appended with learned thresholds (docs/policy.md). */
+	uint64_t learn_samples;       /* requests whose cost was measured */
+	uint64_t learn_deferred;      /* syncs and closes whose time was charged to buffered/uncached writes */
+	uint64_t learn_explored_buffered;  /* bytes sent down a path the policy did not choose, to measure it */
+	uint64_t learn_explored_direct;
+	uint64_t learn_explored_dontcache;
+	uint64_t learn_moves;         /* measured verdicts that changed (a threshold or the off-cache path moved) */
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */

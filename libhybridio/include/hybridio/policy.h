@@ -65,7 +65,9 @@ enum hio_mode {
  * rules in that order): caller_direct, forced_buffered, empty, append,
  * mapped, forced_dontcache, no_direct, read_cached, write_dirty, small,
  * unaligned, then the rule that let the body go direct (forced_direct, or
- * the size rule whose threshold was in effect).
+ * the size rule whose threshold was in effect).  A decision made by a size
+ * threshold is reported as learned or explored when the request says its
+ * thresholds came from measurements (HIO_FILE_LEARNED, HIO_FILE_EXPLORE).
  */
 enum hio_rule {
 	HIO_RULE_CALLER_DIRECT = 0,    /* file opened O_DIRECT by the caller: never switched */
@@ -86,6 +88,8 @@ enum hio_rule {
 	HIO_RULE_SEQUENTIAL,           /* long sequential stream (writes; reads with a pipeline) above the stream threshold */
 	HIO_RULE_PRESSURE,             /* memory pressure lowered the threshold */
 	HIO_RULE_CONTENDED,            /* several threads writing the file lowered the threshold */
+	HIO_RULE_LEARNED,              /* a size threshold measured on this filesystem decided (HIO_FILE_LEARNED) */
+	HIO_RULE_EXPLORED,             /* an exploration request sent down another path (HIO_FILE_EXPLORE) */
 	HIO_RULE_COUNT
 };
 
@@ -97,6 +101,21 @@ enum hio_rule {
 #define HIO_FILE_CALLER_DIRECT 0x10u /* the caller itself opened the file O_DIRECT */
 #define HIO_FILE_DONTCACHE_OK  0x20u /* RWF_DONTCACHE works on this file */
 #define HIO_FILE_READ_PIPELINE 0x40u /* a read pipeline (direct reads kept in flight ahead) serves this file */
+/*
+ * Inputs from measurement (libhybridio's learner, docs/policy.md "Learned
+ * thresholds"); the kernel module never sets them.
+ * PREFER_DONTCACHE: a hybrid request of at least a page that the size rules
+ * send off the page cache goes uncached (RWF_DONTCACHE, whole) instead of
+ * direct, when DONTCACHE_OK.
+ * LEARNED: the size thresholds of the configuration were moved by
+ * measurements and that changed this decision; a decision made by a size
+ * threshold is reported as HIO_RULE_LEARNED.
+ * EXPLORE: the thresholds were moved to send this request down another path
+ * to measure it; reported as HIO_RULE_EXPLORED.
+ */
+#define HIO_FILE_PREFER_DONTCACHE 0x80u
+#define HIO_FILE_LEARNED          0x100u
+#define HIO_FILE_EXPLORE          0x200u
 
 /*
  * The contention signal (FAST '24 hybrid I/O): when at least
@@ -227,6 +246,8 @@ static inline const char *hio_rule_name(enum hio_rule r)
 	case HIO_RULE_SEQUENTIAL: return "sequential";
 	case HIO_RULE_PRESSURE: return "pressure";
 	case HIO_RULE_CONTENDED: return "contended";
+	case HIO_RULE_LEARNED: return "learned";
+	case HIO_RULE_EXPLORED: return "explored";
 	default: return "?";
 	}
 }
@@ -269,6 +290,16 @@ static inline bool hio_dontcache_fits(const struct hio_policy_config *c,
 				      const struct hio_request *r, hio_u64 len)
 {
 	return (r->file_flags & HIO_FILE_DONTCACHE_OK) && len >= c->dontcache_threshold;
+}
+
+/* The rule reported for a decision made by a size threshold (see HIO_FILE_LEARNED). */
+static inline enum hio_rule hio_size_rule_reported(const struct hio_request *r, enum hio_rule rule)
+{
+	if (r->file_flags & HIO_FILE_EXPLORE)
+		return HIO_RULE_EXPLORED;
+	if (r->file_flags & HIO_FILE_LEARNED)
+		return HIO_RULE_LEARNED;
+	return rule;
 }
 
 /*
@@ -407,7 +438,19 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 			size_rule = HIO_RULE_CONTENDED;
 		}
 		if (len < threshold) {
-			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_SMALL, r->length);
+			hio_decide_whole(d, HIO_PATH_BUFFERED,
+					 hio_size_rule_reported(r, HIO_RULE_SMALL), r->length);
+			return d->path;
+		}
+		/*
+		 * Measured: uncached buffered beats direct here.  It needs no
+		 * alignment, but is kept to requests of a page or more, as a
+		 * direct body is (hio_policy_smallest_offcache holds).
+		 */
+		if ((r->file_flags & HIO_FILE_PREFER_DONTCACHE) &&
+		    (r->file_flags & HIO_FILE_DONTCACHE_OK) && len >= c->page_size) {
+			hio_decide_whole(d, HIO_PATH_DONTCACHE,
+					 hio_size_rule_reported(r, size_rule), r->length);
 			return d->path;
 		}
 	} else {
@@ -421,7 +464,7 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 				 HIO_RULE_UNALIGNED, r->length);
 		return d->path;
 	}
-	d->rule = size_rule;
+	d->rule = forced ? size_rule : hio_size_rule_reported(r, size_rule);
 	return d->path;
 }
 

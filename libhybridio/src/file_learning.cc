@@ -1,0 +1,218 @@
+// file_learning.cc - File's part in learned thresholds (path_costs.h,
+// docs/policy.md "Learned thresholds"): which requests are decided with
+// measured thresholds, which explore, which are measured, and where the
+// time of a flush is charged.  The policy core stays as it is: measured
+// thresholds and the HIO_FILE_PREFER_DONTCACHE / LEARNED / EXPLORE flags
+// are its inputs.
+#include <cstdio>
+#include <mutex>
+#include <new>
+
+#include "cache_probe.h"
+#include "config.h"
+#include "file.h"
+#include "runtime.h"
+#include "uring_engine.h"
+
+namespace hybridio {
+namespace {
+
+constexpr uint32_t kLearnFlags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_LEARNED | HIO_FILE_EXPLORE;
+constexpr uint32_t kNotLearned =
+    HIO_FILE_CALLER_DIRECT | HIO_FILE_SYNC | HIO_FILE_APPEND | HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT;
+
+// Decisions made by a size threshold: the ones measurements may move, and
+// the only ones whose cost says something about their path at that size.
+bool by_size(hio_rule rule) {
+  switch (rule) {
+    case HIO_RULE_SMALL:
+    case HIO_RULE_WRITE_SIZE:
+    case HIO_RULE_READ_SIZE:
+    case HIO_RULE_SEQUENTIAL:
+    case HIO_RULE_PRESSURE:
+    case HIO_RULE_CONTENDED:
+    case HIO_RULE_LEARNED:
+    case HIO_RULE_EXPLORED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+LearnedFs* File::learning_for(const hio_policy_config& base, const hio_request& req) const {
+  if (!learned_fs_ || base.mode != HIO_MODE_HYBRID || (req.file_flags & kNotLearned)) return nullptr;
+  return size_class(req.length) < 0 ? nullptr : learned_fs_;
+}
+
+const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
+                                     hio_policy_config* learned) const {
+  req.file_flags &= ~kLearnFlags;  // a cached-first rest arrives with its first part's
+  const PackedVerdicts v = fs.verdicts[req.op].load(std::memory_order_relaxed);
+  if (v == 0) return base;
+  *learned = base;
+  if (req.op == HIO_OP_WRITE) {
+    learned->write_threshold = learned_threshold(v, base.write_threshold);
+    learned->stream_threshold = learned_threshold(v, base.stream_threshold);
+  } else {
+    learned->read_threshold = learned_threshold(v, base.read_threshold);
+  }
+  if (prefers_dontcache(v, size_class(req.length))) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
+  const bool moved = learned->write_threshold != base.write_threshold ||
+                     learned->stream_threshold != base.stream_threshold ||
+                     learned->read_threshold != base.read_threshold;
+  return moved || (req.file_flags & HIO_FILE_PREFER_DONTCACHE) ? *learned : base;
+}
+
+hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg,
+                          hio_request& req, hio_decision d, bool& probed, bool may_explore) {
+  if (&cfg != &base && by_size(d.rule)) {
+    // What the configured thresholds say, with the facts they would have
+    // gathered (a probe if they send it direct): if the path differs, the
+    // measurements moved this decision, and it says so.
+    hio_request configured_req = req;
+    configured_req.file_flags &= ~kLearnFlags;
+    const hio_decision configured = decide_with(base, configured_req, probed);
+    req.file_size = configured_req.file_size;
+    req.cached_pages = configured_req.cached_pages;
+    req.dirty_pages = configured_req.dirty_pages;
+    req.pressure = configured_req.pressure;
+    d = decide_with(cfg, req, probed);
+    if (configured.path != d.path && by_size(d.rule)) {
+      req.file_flags |= HIO_FILE_LEARNED;
+      hio_policy_decide(&cfg, &req, &d);
+    }
+  }
+  if (!may_explore || !by_size(d.rule)) return d;
+
+  // Exploration: when the byte credit covers this request, it goes down the
+  // least measured other path, decided by the core with thresholds that
+  // send it there (so every rule that keeps a request in the cache or out
+  // of direct I/O still holds).  Credit is spent only if it went there.
+  const hio_op op = req.op;
+  const uint64_t len = req.length;
+  hio_path target;
+  {
+    std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
+    if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
+    const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
+    fs.costs.account(op, len, d.path, dontcache_ok);
+    target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
+  }
+  if (target == HIO_PATH_COUNT) return d;
+  const hio_path decided = d.path;
+  hio_policy_config explore = base;
+  const uint64_t threshold = target == HIO_PATH_BUFFERED ? ~0ULL : 1;
+  explore.write_threshold = explore.read_threshold = explore.stream_threshold = threshold;
+  hio_request explore_req = req;
+  explore_req.file_flags = (req.file_flags & ~kLearnFlags) | HIO_FILE_EXPLORE;
+  if (target == HIO_PATH_DONTCACHE) explore_req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
+  bool explore_probed = probed;
+  if (op == HIO_OP_READ && target != HIO_PATH_BUFFERED) {
+    // A read stream kept in the cache has its next range cached by
+    // readahead, which would keep every exploration buffered (read_cached):
+    // an explored read goes to the device whatever clean pages are cached,
+    // as a cold read of that path would.  Not over dirty pages: a direct
+    // read writes them back first, and that is not the path's cost.
+    if (!explore_probed) {
+      CacheState cache = probe_cache_sampled(req.offset, len, base.page_size);
+      count_probe(cache.method);
+      explore_req.dirty_pages = cache.dirty_pages;
+      explore_probed = true;
+    }
+    if (explore_req.dirty_pages != 0) return d;  // dirty, or unknown
+    explore_req.cached_pages = 0;
+  }
+  const hio_decision explored = decide_with(explore, explore_req, explore_probed);
+  if (explored.path != target) return d;
+  {
+    std::lock_guard<std::mutex> lock(fs.mu);
+    fs.costs.spend(op, len, target, decided);
+  }
+  Stats& s = rt_.stats();
+  s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered
+        : target == HIO_PATH_DIRECT ? s.learn_explored_direct
+                                    : s.learn_explored_dontcache,
+        len);
+  req = explore_req;
+  return explored;
+}
+
+bool File::worth_measuring(const hio_request& req, const hio_decision& d) {
+  if (!by_size(d.rule)) return false;  // the cache, alignment, or a forced path decided
+  if (req.op == HIO_OP_WRITE) return d.path != HIO_PATH_DIRECT || !engine_settings().write_behind;  // queued: not timed
+  if (req.cached_pages != HIO_PAGES_UNKNOWN) return req.cached_pages == 0;
+  if (d.path != HIO_PATH_BUFFERED || req.seq_run > 0) return true;  // a stream's readahead is its path's own doing
+  // A buffered read nobody probed: data cached before (written or read
+  // earlier) would make the page cache look like a fast device.
+  CacheState window;
+  if (!probe_cachestat(fd_, req.offset, kSmallestClassBytes, &window)) return false;
+  return window.cached_pages == 0;
+}
+
+void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool measure) {
+  LearnedFs* fs = learned_fs_;
+  if (!fs) return;
+  const int c = size_class(req.length);
+  if (req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT && done)
+    unsynced_[d.path == HIO_PATH_DONTCACHE][measure && c >= 0 ? c : kSizeClasses].fetch_add(
+        done, std::memory_order_relaxed);
+  if (!measure || done != req.length) return;  // short: EOF, an error, a full disk
+  bool moved;
+  {
+    std::unique_lock<std::mutex> lock(fs->mu, std::try_to_lock);
+    if (!lock.owns_lock()) return;  // another thread is recording: one sample fewer
+    moved = fs->costs.add_sample(req.op, d.path, req.length, ns);
+    if (moved) fs->publish();
+  }
+  Stats& s = rt_.stats();
+  s.add(s.learn_samples);
+  if (moved) s.add(s.learn_moves);
+}
+
+void File::charge_flush(uint64_t ns) {
+  LearnedFs* fs = learned_fs_;
+  if (!fs) return;
+  uint64_t bytes[2][kSizeClasses + 1];
+  uint64_t total = 0;
+  for (int p = 0; p < 2; ++p)
+    for (int c = 0; c <= kSizeClasses; ++c) total += bytes[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
+  if (total == 0) return;
+  bool moved = false;
+  {
+    std::lock_guard<std::mutex> lock(fs->mu);
+    for (int p = 0; p < 2; ++p)
+      for (int c = 0; c < kSizeClasses; ++c) {
+        if (!bytes[p][c]) continue;
+        const double share = static_cast<double>(ns) * static_cast<double>(bytes[p][c]) / static_cast<double>(total);
+        moved |= fs->costs.add_deferred(p ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED, c, bytes[p][c],
+                                        static_cast<uint64_t>(share));
+      }
+    if (moved) fs->publish();
+  }
+  Stats& s = rt_.stats();
+  s.add(s.learn_deferred);
+  if (moved) s.add(s.learn_moves);
+}
+
+std::string File::estimate_note(hio_op op, uint64_t len) {
+  LearnedFs* fs = learned_fs_;
+  const int c = size_class(len);
+  if (!fs || c < 0) return "";
+  try {
+    std::string note = format_size(class_floor(c));
+    std::lock_guard<std::mutex> lock(fs->mu);
+    for (int p = 0; p < HIO_PATH_COUNT; ++p) {
+      const hio_path path = static_cast<hio_path>(p);
+      char rate[48] = "-";
+      if (fs->costs.known(op, c, path)) snprintf(rate, sizeof rate, "%.2fGB/s", fs->costs.rate(op, c, path) / 1e9);
+      note += std::string(",") + hio_path_name(path) + "=" + rate;
+    }
+    return note;
+  } catch (const std::bad_alloc&) {
+    return "";
+  }
+}
+
+}  // namespace hybridio

@@ -1,0 +1,245 @@
+// path_costs.cc - see path_costs.h.
+#include "path_costs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "learned_store.h"
+#include "log.h"
+
+namespace hybridio {
+namespace {
+
+// A class's credit never holds more than this many of its requests (or
+// the price of its next exploration, if higher): a run of requests that
+// could not explore (cached reads) does not turn into a burst later.
+constexpr uint64_t kCreditRequests = 17;
+
+}  // namespace
+
+int size_class(uint64_t len) {
+  if (len < kSmallestClassBytes) return -1;
+  const int c = 63 - __builtin_clzll(len / kSmallestClassBytes);
+  return std::min(c, kSizeClasses - 1);
+}
+
+Verdict verdict_of(PackedVerdicts v, int c) { return static_cast<Verdict>((v >> (2 * c)) & 3); }
+
+bool prefers_dontcache(PackedVerdicts v, int c) { return (v >> (32 + c)) & 1; }
+
+uint64_t learned_threshold(PackedVerdicts v, uint64_t configured) {
+  bool disagrees = false;
+  int highest_buffered = -1;
+  for (int c = 0; c < kSizeClasses; ++c) {
+    const Verdict by_config = class_floor(c) >= configured ? Verdict::kOffcache : Verdict::kBuffered;
+    const Verdict measured = verdict_of(v, c);
+    if (measured != Verdict::kUnknown && measured != by_config) disagrees = true;
+    if ((measured == Verdict::kUnknown ? by_config : measured) == Verdict::kBuffered) highest_buffered = c;
+  }
+  if (!disagrees) return configured;
+  if (highest_buffered < 0) return std::min(configured, class_floor(0));
+  if (highest_buffered == kSizeClasses - 1) return ~0ULL;  // the page cache at every size measured
+  return class_floor(highest_buffered + 1);
+}
+
+void FsCosts::fold(double* avg, double* var, uint64_t n, double sample, uint32_t damping) {
+  // The mean of the first `damping` samples, then an exponential average
+  // of weight 1/damping: quick to settle, slow to be talked out of it.
+  // The variance is averaged alike (West's exponentially weighted form).
+  const double weight = 1.0 / static_cast<double>(std::min<uint64_t>(n, std::max<uint32_t>(damping, 1)));
+  const double delta = sample - *avg;
+  *avg += weight * delta;
+  *var = (1 - weight) * (*var + weight * delta * delta);
+}
+
+bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
+  const int c = size_class(len);
+  if (c < 0 || path >= HIO_PATH_COUNT) return false;
+  PathEstimate& e = est_[op][c][path];
+  ++e.samples;
+  fold(&e.ns_per_byte, &e.ns_var, e.samples, static_cast<double>(ns) / static_cast<double>(len), tuning_.damping);
+  dirty_ = true;
+  return reconsider(op, c);
+}
+
+bool FsCosts::add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns) {
+  if (c < 0 || c >= kSizeClasses || bytes == 0 || path == HIO_PATH_DIRECT || path >= HIO_PATH_COUNT) return false;
+  PathEstimate& e = est_[HIO_OP_WRITE][c][path];
+  ++e.deferred_samples;
+  fold(&e.deferred_ns_per_byte, &e.deferred_var, e.deferred_samples,
+       static_cast<double>(ns) / static_cast<double>(bytes), tuning_.damping);
+  dirty_ = true;
+  return reconsider(HIO_OP_WRITE, c);
+}
+
+void FsCosts::set_estimate(hio_op op, int c, hio_path path, const PathEstimate& e) {
+  if (c < 0 || c >= kSizeClasses || path >= HIO_PATH_COUNT) return;
+  est_[op][c][path] = e;
+  reconsider(op, c);
+}
+
+bool FsCosts::known(hio_op op, int c, hio_path path) const {
+  const PathEstimate& e = est_[op][c][path];
+  if (e.samples < tuning_.min_samples) return false;
+  // A write through the cache is only half measured until a flush is.
+  return op == HIO_OP_READ || path == HIO_PATH_DIRECT || e.deferred_samples > 0;
+}
+
+double FsCosts::cost(hio_op op, int c, hio_path path) const {
+  const PathEstimate& e = est_[op][c][path];
+  return e.ns_per_byte + (op == HIO_OP_WRITE ? e.deferred_ns_per_byte : 0.0);
+}
+
+double FsCosts::rate(hio_op op, int c, hio_path path) const {
+  const double ns = cost(op, c, path);
+  return ns > 0 ? 1e9 / ns : 0;
+}
+
+double FsCosts::variance_of_cost(hio_op op, int c, hio_path path, double call_var, double deferred_var) const {
+  // An exponential average of weight 1/N has the variance of a mean of
+  // about 2N - 1 samples.
+  const uint64_t window = 2ULL * std::max<uint32_t>(tuning_.damping, 1) - 1;
+  const PathEstimate& e = est_[op][c][path];
+  double v = e.samples ? call_var / static_cast<double>(std::min(e.samples, window)) : 0;
+  if (op == HIO_OP_WRITE && e.deferred_samples)
+    v += deferred_var / static_cast<double>(std::min(e.deferred_samples, window));
+  return v;
+}
+
+bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
+  // The variance of one sample: a path's own once it has a full damping
+  // window of samples; before that, the larger of the two paths' (a path
+  // explored a few times can look steadier than it is by luck, and the
+  // device under both is the same).
+  const PathEstimate& x = est_[op][c][a];
+  const PathEstimate& y = est_[op][c][b];
+  const uint32_t window = std::max<uint32_t>(tuning_.damping, 1);
+  auto call_var = [&](const PathEstimate& e) {
+    return e.samples >= window ? e.ns_var : std::max(x.ns_var, y.ns_var);
+  };
+  auto deferred_var = [&](const PathEstimate& e) {
+    return e.deferred_samples >= window ? e.deferred_var : std::max(x.deferred_var, y.deferred_var);
+  };
+  const double margin = 1.0 + tuning_.margin_percent / 100.0;
+  const double noise = tuning_.noise_sigmas * std::sqrt(variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
+                                                        variance_of_cost(op, c, b, call_var(y), deferred_var(y)));
+  return cost(op, c, a) * margin + noise < cost(op, c, b);
+}
+
+bool FsCosts::reconsider(hio_op op, int c) {
+  const PackedVerdicts before = packed_[op];
+  bool uncached = prefers_dontcache(before, c);
+  Verdict v = verdict_of(before, c);
+  // Off the cache: direct unless uncached is measured and clearly cheaper.
+  if (known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE)) {
+    if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT)) uncached = true;
+    if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
+  }
+  if (known(op, c, HIO_PATH_BUFFERED) && known(op, c, HIO_PATH_DIRECT)) {
+    const hio_path off = uncached && known(op, c, HIO_PATH_DONTCACHE) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+    if (v != Verdict::kOffcache && clearly_cheaper(op, c, off, HIO_PATH_BUFFERED))
+      v = Verdict::kOffcache;
+    else if (v != Verdict::kBuffered && clearly_cheaper(op, c, HIO_PATH_BUFFERED, off))
+      v = Verdict::kBuffered;
+  }
+  PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)));
+  after |= static_cast<uint64_t>(v) << (2 * c);
+  if (uncached) after |= 1ULL << (32 + c);
+  packed_[op] = after;
+  return after != before;
+}
+
+hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {
+  for (int step = 1; step <= HIO_PATH_COUNT; ++step) {
+    const hio_path path = static_cast<hio_path>((last_explored_[op][c] + step) % HIO_PATH_COUNT);
+    if (path != decided && (path != HIO_PATH_DONTCACHE || dontcache_ok)) return path;
+  }
+  return HIO_PATH_COUNT;
+}
+
+double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const {
+  // Measured ns per byte; a path not measured yet is taken to cost what
+  // the one in use does (and with neither measured, 1 ns per byte: bytes).
+  const hio_path known_path = est_[op][c][path].samples ? path : decided;
+  const double ns = est_[op][c][known_path].samples ? cost(op, c, known_path) : 1.0;
+  return static_cast<double>(len) * std::max(ns, 1e-3);
+}
+
+void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {
+  const int c = size_class(len);
+  if (c < 0) return;
+  credit_[op][c] = std::min(len * 100 * kCreditRequests, credit_[op][c] + len * tuning_.explore_percent);
+  const hio_path next = next_turn(op, c, decided, dontcache_ok);
+  const double in_use = time_of(op, c, decided, decided, len);
+  const double price = next == HIO_PATH_COUNT ? 0 : time_of(op, c, next, decided, len) * 100;
+  time_credit_[op][c] = std::min(std::max(in_use * 100 * kCreditRequests, price),
+                                 time_credit_[op][c] + in_use * tuning_.explore_percent);
+}
+
+hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const {
+  const int c = size_class(len);
+  if (c < 0 || tuning_.explore_percent == 0 || credit_[op][c] < len * 100) return HIO_PATH_COUNT;
+  const hio_path next = next_turn(op, c, decided, dontcache_ok);
+  if (next == HIO_PATH_COUNT || time_credit_[op][c] < time_of(op, c, next, decided, len) * 100) return HIO_PATH_COUNT;
+  return next;
+}
+
+void FsCosts::spend(hio_op op, uint64_t len, hio_path explored, hio_path decided) {
+  const int c = size_class(len);
+  if (c < 0) return;
+  credit_[op][c] -= std::min(credit_[op][c], len * 100);
+  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, len) * 100);
+  last_explored_[op][c] = static_cast<uint8_t>(explored);
+}
+
+LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {
+  const int n = count_.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (fs_[i]->dev == dev) return fs_[i];
+  std::lock_guard<std::mutex> lock(mu_);
+  const int m = count_.load(std::memory_order_relaxed);
+  for (int i = 0; i < m; ++i)
+    if (fs_[i]->dev == dev) return fs_[i];
+  if (m == kMaxFilesystems) return nullptr;
+  LearnedFs* fs = new (std::nothrow) LearnedFs;
+  if (!fs) return nullptr;
+  try {
+    fs->dev = dev;
+    fs->costs = FsCosts(tuning_);
+    fs->key = filesystem_key(fd);
+    if (!fs->key.empty() && !state_dir_.empty()) load_learned(state_dir_, fs->key, &fs->costs);
+  } catch (const std::bad_alloc&) {
+    fs->key.clear();  // learned from, not persisted
+  }
+  fs->costs.clear_dirty();
+  fs->publish();
+  fs_[m] = fs;
+  count_.store(m + 1, std::memory_order_release);
+  return fs;
+}
+
+void PathCosts::save_all() {
+  const int n = count_.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    LearnedFs* fs = fs_[i];
+    if (fs->key.empty() || state_dir_.empty()) continue;
+    std::unique_lock<std::mutex> lock(fs->mu, std::try_to_lock);
+    if (!lock.owns_lock() || !fs->costs.dirty()) continue;
+    const FsCosts snapshot = fs->costs;
+    fs->costs.clear_dirty();
+    lock.unlock();
+    if (int err = save_learned(state_dir_, fs->key, snapshot))
+      HIO_DEBUG("learned path costs for %s not saved in %s: %s", fs->key.c_str(), state_dir_.c_str(), strerror(-err));
+  }
+}
+
+void PathCosts::after_fork() {
+  // Only this thread exists in the child: no lock can be legitimately held.
+  new (&mu_) std::mutex;
+  const int n = count_.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) new (&fs_[i]->mu) std::mutex;
+}
+
+}  // namespace hybridio

@@ -1,0 +1,194 @@
+// path_costs.h - what each I/O path really delivers on one filesystem,
+// measured from the program's own requests, and the size thresholds that
+// follow from it (docs/policy.md, "Learned thresholds").
+//
+// FsCosts holds, for one filesystem, per direction (read/write), size class
+// (powers of two, 64 KiB .. 64 MiB and larger) and path (buffered, direct,
+// uncached), an exponentially weighted average of the wall time per byte.
+// Buffered and uncached writes also carry their deferred cost: the time of
+// the fsync/fdatasync and close that flushed them, spread over the bytes
+// they wrote since the previous one.  From the estimates it derives, per
+// direction and class, a verdict with hysteresis (the page cache or off it,
+// and off it: direct or uncached), and from the verdicts the threshold that
+// replaces a configured one.  It also keeps the exploration schedule: a
+// byte credit that sends at most `explore_percent` of the bytes down a path
+// the policy did not choose, so that every estimate stays fresh.
+//
+// FsCosts is a plain value, deterministic given its inputs (no clock, no
+// I/O, no randomness) and not thread-safe; PathCosts (below) is the
+// process-wide, thread-safe table of filesystems the engine uses.  Nothing
+// here throws except std::bad_alloc from PathCosts::filesystem(), which
+// catches it.
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "hybridio/policy.h"
+
+namespace hybridio {
+
+constexpr int kSizeClasses = 11;                     // 64K, 128K, ..., 32M, 64M and larger
+constexpr uint64_t kSmallestClassBytes = 64 << 10;
+
+// CLOCK_MONOTONIC in nanoseconds (vDSO): the clock requests are timed with.
+inline uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The size class of a request of `len` bytes; -1 below 64 KiB (not learned).
+int size_class(uint64_t len);
+// The smallest request of class `c`.
+inline uint64_t class_floor(int c) { return kSmallestClassBytes << c; }
+
+struct LearnTuning {
+  uint32_t explore_percent = 3;  // at most this share of bytes explores another path (0-3)
+  uint32_t damping = 8;          // an estimate is the mean of its first N samples, then an EWMA of weight 1/N
+  uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
+  uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
+  double noise_sigmas = 4;       // ... plus this many standard errors of the difference
+};
+
+struct PathEstimate {
+  uint64_t samples = 0;           // requests measured
+  double ns_per_byte = 0;         // wall time of the call: average ...
+  double ns_var = 0;              // ... and variance of a sample, averaged alike
+  uint64_t deferred_samples = 0;  // writes: syncs/closes that charged this path
+  double deferred_ns_per_byte = 0;
+  double deferred_var = 0;
+};
+
+// Where a size class belongs, as measured.  kUnknown: not measured well
+// enough, or too close to call; the configured threshold decides.  A
+// verdict moves only when the other side is cheaper by margin_percent plus
+// noise_sigmas standard errors of the difference (hysteresis).
+enum class Verdict : uint8_t { kUnknown = 0, kBuffered = 1, kOffcache = 2 };
+
+// The verdicts of one direction packed in 64 bits, so the decision path
+// reads them with one atomic load: 2 bits per class, and bit 32 + c set
+// when class c prefers the uncached path to direct.
+using PackedVerdicts = uint64_t;
+Verdict verdict_of(PackedVerdicts v, int c);
+bool prefers_dontcache(PackedVerdicts v, int c);
+
+// The threshold that replaces `configured` under verdicts `v`: the
+// configured one exactly when no measured verdict disagrees with it, else
+// the floor of the class above the largest class that belongs in the page
+// cache (~0 when the largest does; at most `configured` when none does).
+uint64_t learned_threshold(PackedVerdicts v, uint64_t configured);
+
+class FsCosts {
+ public:
+  explicit FsCosts(const LearnTuning& tuning = LearnTuning()) : tuning_(tuning) {}
+
+  // One request of `len` bytes that took `ns` on `path`.  True when a
+  // verdict moved.
+  bool add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns);
+  // A sync/close that took `ns`, charged to `bytes` written on `path`
+  // (buffered or uncached) in class `c` since the previous one.
+  bool add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns);
+
+  const PathEstimate& estimate(hio_op op, int c, hio_path path) const { return est_[op][c][path]; }
+  // Replaces an estimate (persistence, calibration); verdicts follow.
+  void set_estimate(hio_op op, int c, hio_path path, const PathEstimate& e);
+  // Measured well enough to be compared (writes through the cache: their
+  // flush measured too).
+  bool known(hio_op op, int c, hio_path path) const;
+  // Nanoseconds per byte, deferred cost included; bytes per second.
+  double cost(hio_op op, int c, hio_path path) const;
+  double rate(hio_op op, int c, hio_path path) const;
+
+  Verdict verdict(hio_op op, int c) const { return verdict_of(packed_[op], c); }
+  PackedVerdicts packed(hio_op op) const { return packed_[op]; }
+
+  // Exploration.  Each class earns credit with every request, in bytes
+  // (explore_percent of its bytes) and in time (explore_percent of the
+  // time the path in use is measured to take).  explore_target() names the
+  // path to explore with a request of `len` bytes the policy sent down
+  // `decided` (HIO_PATH_COUNT: none now) when both credits cover it: its
+  // bytes, and the time that path is measured to take (a path measured 100
+  // times slower waits 100 times longer), so exploring costs at most about
+  // explore_percent of the bytes and of the time.  The other paths take
+  // turns.  spend() takes the price once the request went there.
+  void account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok);
+  hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
+  void spend(hio_op op, uint64_t len, hio_path explored, hio_path decided);
+
+  // Any sample since construction or the last clear_dirty()?
+  bool dirty() const { return dirty_; }
+  void clear_dirty() { dirty_ = false; }
+
+ private:
+  // Whose turn it is to be explored in (op, c) next; HIO_PATH_COUNT: none.
+  hio_path next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const;
+  // The nanoseconds `len` bytes on `path` are measured to take.
+  double time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const;
+  // Re-derives the verdicts of (op, c); true when one moved.
+  bool reconsider(hio_op op, int c);
+  // Is `a` cheaper than `b` by the margin and beyond the noise?
+  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const;
+  // The squared standard error of cost(), given the variance of one sample.
+  double variance_of_cost(hio_op op, int c, hio_path path, double call_var, double deferred_var) const;
+  static void fold(double* avg, double* var, uint64_t n, double sample, uint32_t damping);
+
+  LearnTuning tuning_;
+  PathEstimate est_[2][kSizeClasses][HIO_PATH_COUNT];
+  PackedVerdicts packed_[2] = {0, 0};
+  // Exploration, per direction and size class (a class earns its own
+  // credit, so large requests are explored as often as small ones):
+  uint64_t credit_[2][kSizeClasses] = {};      // bytes x 100 that may explore
+  double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
+  uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
+  bool dirty_ = false;
+};
+
+// One filesystem the process has used: its estimates under a lock, and the
+// verdicts published for lock-free reading by every decision.
+struct LearnedFs {
+  dev_t dev = 0;
+  std::string key;  // stable across boots (statfs f_type + f_fsid): the persisted file's name
+  std::mutex mu;
+  FsCosts costs;    // under mu
+  std::atomic<PackedVerdicts> verdicts[2] = {{0}, {0}};
+
+  // Under mu: publishes costs' verdicts.
+  void publish() {
+    for (int op = 0; op < 2; ++op) verdicts[op].store(costs.packed(static_cast<hio_op>(op)), std::memory_order_relaxed);
+  }
+};
+
+// The process's filesystems, created on first use and never freed (files
+// keep pointers).  Thread-safe.
+class PathCosts {
+ public:
+  PathCosts(const LearnTuning& tuning, std::string state_dir) : tuning_(tuning), state_dir_(std::move(state_dir)) {}
+
+  // The entry of the filesystem holding open file `fd` (device `dev`),
+  // loading what was persisted for it the first time; nullptr when the
+  // table is full or memory is short (that file is then not learned from).
+  LearnedFs* filesystem(dev_t dev, int fd);
+  // Writes every filesystem with new samples to the state directory
+  // (learned_store.h); failures are logged at debug level, never reported.
+  void save_all();
+  // In a forked child: the locks may have been held by threads that do not exist there.
+  void after_fork();
+  const LearnTuning& tuning() const { return tuning_; }
+  const std::string& state_dir() const { return state_dir_; }
+
+ private:
+  static constexpr int kMaxFilesystems = 32;
+  const LearnTuning tuning_;
+  const std::string state_dir_;
+  std::mutex mu_;  // creation of entries
+  std::atomic<int> count_{0};
+  LearnedFs* fs_[kMaxFilesystems] = {};
+};
+
+}  // namespace hybridio

@@ -1,0 +1,283 @@
+// path_costs_test.cc - the learner given injected costs: deterministic,
+// no clock and no I/O.  A "device" below is a cost per byte for each path;
+// a stream of requests is decided with the learned threshold (as File
+// does), explored on the learner's schedule, and its costs fed back.
+#include "path_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace hybridio {
+namespace {
+
+constexpr uint64_t K = 1024, M = 1024 * K, G = 1024 * M;  // uint64_t: one type in initializer lists
+
+TEST(SizeClasses, PowersOfTwoFrom64KTo64MAndAbove) {
+  EXPECT_EQ(size_class(64 * K - 1), -1);
+  EXPECT_EQ(size_class(64 * K), 0);
+  EXPECT_EQ(size_class(128 * K - 1), 0);
+  EXPECT_EQ(size_class(2 * M), 5);
+  EXPECT_EQ(size_class(3 * M), 5);
+  EXPECT_EQ(size_class(64 * M), 10);
+  EXPECT_EQ(size_class(1 * G), 10);
+  for (int c = 0; c < kSizeClasses; ++c) EXPECT_EQ(size_class(class_floor(c)), c);
+}
+
+TEST(LearnedThreshold, NoMeasurementKeepsTheConfiguredThresholdExactly) {
+  for (uint64_t configured : {uint64_t{1}, uint64_t{4096}, 2 * M, 3 * M + 5, 8 * M, ~uint64_t{0}})
+    EXPECT_EQ(learned_threshold(0, configured), configured);
+}
+
+// A deterministic jitter in [-amplitude, +amplitude]: a fixed LCG.
+class Jitter {
+ public:
+  explicit Jitter(double amplitude, uint64_t seed = 12345) : amplitude_(amplitude), state_(seed) {}
+  double next() {
+    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double unit = static_cast<double>(state_ >> 11) / static_cast<double>(1ULL << 53);  // [0, 1)
+    return 1.0 + amplitude_ * (2 * unit - 1);
+  }
+
+ private:
+  double amplitude_;
+  uint64_t state_;
+};
+
+// Nanoseconds per byte of each path of a simulated filesystem, per size.
+struct Device {
+  double buffered = 0.5, direct = 0.5, dontcache = 0.5;  // 2 GB/s each
+  double buffered_flush = 0.0;                            // deferred, per buffered byte
+  double (*direct_at)(uint64_t len) = nullptr;            // a size-dependent direct cost, when set
+  double cost(hio_path p, uint64_t len) const {
+    switch (p) {
+      case HIO_PATH_BUFFERED: return buffered;
+      case HIO_PATH_DIRECT: return direct_at ? direct_at(len) : direct;
+      default: return dontcache;
+    }
+  }
+};
+
+// What File does with a request of `len` bytes: decide with the learned
+// threshold, maybe explore, then feed the cost back.  Returns the path.
+struct Stream {
+  FsCosts costs;
+  Jitter jitter{0.0};
+  uint64_t bytes = 0, explored = 0, syncs_every = 64, unsynced[2][kSizeClasses] = {};
+  uint64_t requests = 0, moves = 0;
+  double time = 0, explored_time = 0;
+
+  explicit Stream(const LearnTuning& t = LearnTuning()) : costs(t) {}
+
+  uint64_t threshold(hio_op op, uint64_t configured) const { return learned_threshold(costs.packed(op), configured); }
+
+  hio_path run(hio_op op, uint64_t len, uint64_t configured, const Device& dev) {
+    hio_path path = len >= threshold(op, configured) ? HIO_PATH_DIRECT : HIO_PATH_BUFFERED;
+    if (path == HIO_PATH_DIRECT && prefers_dontcache(costs.packed(op), size_class(len))) path = HIO_PATH_DONTCACHE;
+    costs.account(op, len, path, true);
+    const hio_path target = costs.explore_target(op, len, path, true);
+    if (target != HIO_PATH_COUNT) {
+      costs.spend(op, len, target, path);
+      explored += len;
+      path = target;
+    }
+    bytes += len;
+    const double ns = dev.cost(path, len) * static_cast<double>(len) * jitter.next();
+    time += ns;
+    if (target != HIO_PATH_COUNT) explored_time += ns;
+    moves += costs.add_sample(op, path, len, static_cast<uint64_t>(ns));
+    if (op == HIO_OP_WRITE && path != HIO_PATH_DIRECT) unsynced[path == HIO_PATH_DONTCACHE][size_class(len)] += len;
+    if (op == HIO_OP_WRITE && ++requests % syncs_every == 0) sync(dev);
+    return path;
+  }
+  void sync(const Device& dev) {
+    for (int p = 0; p < 2; ++p)
+      for (int c = 0; c < kSizeClasses; ++c) {
+        if (!unsynced[p][c]) continue;
+        const double ns = dev.buffered_flush * static_cast<double>(unsynced[p][c]) * jitter.next();
+        moves += costs.add_deferred(p ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED, c, unsynced[p][c],
+                                    static_cast<uint64_t>(ns));
+        unsynced[p][c] = 0;
+      }
+  }
+};
+
+TEST(PathCosts, ReadThresholdMovesToTheMeasuredCrossover) {
+  // Direct reads cost more than buffered ones below 16 MiB, less above
+  // (a device whose direct read gets faster with size, as a GPU node's
+  // parallel reads do); configured threshold 8 MiB.
+  Device dev;
+  dev.direct_at = [](uint64_t len) { return len >= 16 * M ? 0.3 : 0.8; };
+  dev.dontcache = 1.0;  // never the best here
+  Stream s;
+  for (int round = 0; round < 1000; ++round)
+    for (uint64_t len = 1 * M; len <= 64 * M; len *= 2) s.run(HIO_OP_READ, len, 8 * M, dev);
+  EXPECT_EQ(s.threshold(HIO_OP_READ, 8 * M), 16 * M);
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(8 * M)), Verdict::kBuffered);
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(16 * M)), Verdict::kOffcache);
+  // And the other way: direct wins from 2 MiB on.
+  dev.direct_at = [](uint64_t len) { return len >= 2 * M ? 0.3 : 0.8; };
+  Stream t;
+  for (int round = 0; round < 1000; ++round)
+    for (uint64_t len = 1 * M; len <= 64 * M; len *= 2) t.run(HIO_OP_READ, len, 8 * M, dev);
+  EXPECT_EQ(t.threshold(HIO_OP_READ, 8 * M), 2 * M);
+}
+
+TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
+  // Buffered writes return twice as fast as direct ones, but their fsync
+  // costs three times the difference: direct wins, and the threshold moves
+  // from 8 MiB down to the smallest size measured (1 MiB; below it nothing
+  // was measured and the configured threshold holds).
+  Device dev;
+  dev.buffered = 0.25;
+  dev.direct = 0.5;
+  dev.buffered_flush = 0.75;
+  Stream s;
+  for (int i = 0; i < 3000; ++i) s.run(HIO_OP_WRITE, (1 * M) << (i % 3), 8 * M, dev);
+  EXPECT_EQ(s.threshold(HIO_OP_WRITE, 8 * M), 1 * M);
+  // Without the flush charged, the same calls would keep buffering.
+  Stream never_synced;
+  never_synced.syncs_every = ~0ULL;
+  for (int i = 0; i < 2000; ++i) never_synced.run(HIO_OP_WRITE, 4 * M, 8 * M, dev);
+  EXPECT_EQ(never_synced.threshold(HIO_OP_WRITE, 8 * M), 8 * M) << "a write is not known before its flush is";
+}
+
+TEST(PathCosts, UncachedIsPreferredWhereItBeatsDirect) {
+  Device dev;
+  dev.buffered = 1.0;
+  dev.direct = 0.5;
+  dev.dontcache = 0.3;
+  Stream s;
+  for (int i = 0; i < 3000; ++i) s.run(HIO_OP_READ, 4 * M, 2 * M, dev);
+  EXPECT_TRUE(prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(4 * M)));
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kOffcache);
+  // Direct ahead again (by more than the margin): back to direct.
+  dev.direct = 0.2;
+  for (int i = 0; i < 6000; ++i) s.run(HIO_OP_READ, 4 * M, 2 * M, dev);
+  EXPECT_FALSE(prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(4 * M)));
+}
+
+TEST(PathCosts, StaysPutUnderNoise) {
+  // Every path costs the same, +-20 % per request: no verdict, no move,
+  // whatever the configured threshold.
+  for (uint64_t configured : {2 * M, 8 * M}) {
+    Device dev;
+    dev.buffered_flush = 0.0;
+    Stream s;
+    s.jitter = Jitter(0.2);
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t len = (1ULL << (20 + i % 5));  // 1M .. 16M
+      s.run(i % 3 ? HIO_OP_READ : HIO_OP_WRITE, len, configured, dev);
+    }
+    EXPECT_EQ(s.moves, 0u) << configured;
+    EXPECT_EQ(s.threshold(HIO_OP_READ, configured), configured);
+    EXPECT_EQ(s.threshold(HIO_OP_WRITE, configured), configured);
+  }
+}
+
+TEST(PathCosts, StaysPutOnceDecidedUnderNoise) {
+  // Direct 30 % cheaper, +-20 % jitter: the verdict forms once and never
+  // flaps back.
+  Device dev;
+  dev.direct = 0.7 * 0.5;
+  Stream s;
+  s.jitter = Jitter(0.2, 99);
+  for (int i = 0; i < 20000; ++i) s.run(HIO_OP_READ, 4 * M, 8 * M, dev);
+  // Only the 4 MiB class was measured: below it the configured threshold holds.
+  EXPECT_EQ(s.threshold(HIO_OP_READ, 8 * M), 4 * M);
+  EXPECT_LE(s.moves, 1u);
+}
+
+TEST(PathCosts, RecoversAfterTheDeviceChangesSpeed) {
+  Device dev;
+  dev.direct = 0.25;  // direct twice as fast
+  Stream s;
+  for (int i = 0; i < 2000; ++i) s.run(HIO_OP_READ, 4 * M, 8 * M, dev);
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kOffcache);
+  // The device slows down: off the cache now half as fast as buffered.
+  dev.direct = dev.dontcache = 1.0;
+  uint64_t requests_to_recover = 0;
+  while (s.costs.verdict(HIO_OP_READ, size_class(4 * M)) != Verdict::kBuffered && requests_to_recover < 100000) {
+    s.run(HIO_OP_READ, 4 * M, 8 * M, dev);
+    ++requests_to_recover;
+  }
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kBuffered);
+  EXPECT_LE(requests_to_recover, 64u) << "the path in use shows the change in its own samples";
+  RecordProperty("requests_to_leave_direct", std::to_string(requests_to_recover));
+  // And back: buffered is in use now and direct is only explored (3 % of
+  // bytes, shared with the uncached path), so it takes longer.
+  dev.direct = dev.dontcache = 0.25;
+  requests_to_recover = 0;
+  while (s.costs.verdict(HIO_OP_READ, size_class(4 * M)) != Verdict::kOffcache && requests_to_recover < 100000) {
+    s.run(HIO_OP_READ, 4 * M, 8 * M, dev);
+    ++requests_to_recover;
+  }
+  EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kOffcache);
+  EXPECT_LE(requests_to_recover, 2048u);
+  RecordProperty("requests_to_return_to_direct", std::to_string(requests_to_recover));
+}
+
+TEST(PathCosts, ExplorationStaysWithinItsShareOfBytes) {
+  for (uint32_t percent : {0u, 1u, 3u}) {
+    LearnTuning t;
+    t.explore_percent = percent;
+    Stream s(t);
+    Device dev;
+    for (int i = 0; i < 5000; ++i) s.run(i % 2 ? HIO_OP_READ : HIO_OP_WRITE, (64 * K) << (i % 11), 2 * M, dev);
+    EXPECT_LE(s.explored * 100, s.bytes * percent) << percent;
+    if (percent) {
+      EXPECT_GT(s.explored * 100, s.bytes * percent * 8 / 10) << "the share is used: " << percent;
+    }
+  }
+}
+
+TEST(PathCosts, ExplorationStaysWithinItsShareOfTime) {
+  // Data in the page cache: a buffered read costs 0.1 ns per byte, a
+  // direct one 100 times that.  3 % of the bytes down the device would
+  // triple the time; exploration waits for the time it costs instead.
+  Device dev;
+  dev.buffered = 0.1;
+  dev.direct = dev.dontcache = 10;
+  Stream s;
+  for (int i = 0; i < 200000; ++i) s.run(HIO_OP_READ, 64 * K, 8 * M, dev);
+  EXPECT_GT(s.explored, 0u) << "the slow paths are still looked at now and then";
+  EXPECT_LE(s.explored_time, 0.035 * s.time) << "at most about 3 % of the time";
+  EXPECT_LE(s.explored * 100, s.bytes * 3);
+}
+
+TEST(PathCosts, SettlesWithinTheFirstGiB) {
+  // A 4 MiB read stream on a device where direct is 40 % cheaper: the
+  // verdict must form within the first GiB (256 requests) although the
+  // alternative is only explored with 3 % of the bytes.
+  Device dev;
+  dev.direct = 0.3;
+  Stream s;
+  s.jitter = Jitter(0.1, 7);
+  uint64_t settled_at = 0;
+  for (uint64_t done = 0; done < 1 * G && !settled_at; done += 4 * M) {
+    s.run(HIO_OP_READ, 4 * M, 64 * M, dev);  // configured: buffered at 4 MiB
+    if (s.costs.verdict(HIO_OP_READ, size_class(4 * M)) == Verdict::kOffcache) settled_at = done + 4 * M;
+  }
+  EXPECT_GT(settled_at, 0u);
+  EXPECT_LE(settled_at, 1 * G);
+  RecordProperty("settled_after_bytes", std::to_string(settled_at));
+}
+
+TEST(PathCosts, DampingIsASetting) {
+  // An estimate is the mean of its first N samples, then weight 1/N.
+  LearnTuning t;
+  t.damping = 4;
+  FsCosts c(t);
+  for (uint64_t ns : {100ULL, 200ULL, 300ULL, 400ULL}) c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 100, ns);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_READ, -1 + 1, HIO_PATH_DIRECT).samples, 0);  // 100 bytes: below every class
+  for (uint64_t ns : {1ULL, 2ULL, 3ULL, 4ULL}) c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, ns * M);
+  const PathEstimate& e = c.estimate(HIO_OP_READ, size_class(1 * M), HIO_PATH_DIRECT);
+  EXPECT_EQ(e.samples, 4u);
+  EXPECT_DOUBLE_EQ(e.ns_per_byte, 2.5);
+  c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 6 * M);
+  EXPECT_DOUBLE_EQ(e.ns_per_byte, 2.5 + (6 - 2.5) / 4);
+}
+
+}  // namespace
+}  // namespace hybridio
