@@ -52,8 +52,6 @@ using hybridio::testing::Rng;
 constexpr uint64_t kMaxFile = 40 * M;
 constexpr uint64_t kMaxIo = 8 * M;
 constexpr uint64_t kMaxMap = 8 * M;
-// ReadAhead::kQuietSeconds (read_ahead.h) plus a margin for the clock.
-constexpr double kQuietSeconds = 3.1;
 
 struct Options {
   std::string dir = ".";
@@ -130,7 +128,7 @@ class Run {
     rpool_ = aligned(kMaxIo + 8 * K);
     expect_ok(hio_open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f_), "open");
     for (op_ = 0; op_ < o_.ops; ++op_) {
-      if (quiet_phase_due()) quiet_phase();
+      if (stream_phase_due()) stream_phase();
       step();
     }
     expect_ok(hio_close(f_), "close");
@@ -471,14 +469,14 @@ class Run {
   }
 
   // ---- read-ahead ----
-  bool quiet_phase_due() const {
-    if (!v_.quiet_every || op_ == 0) return false;
-    return o_.ops < v_.quiet_every ? op_ == o_.ops / 2 : op_ % v_.quiet_every == 0;
+  bool stream_phase_due() const {
+    if (!v_.stream_every || op_ == 0) return false;
+    return o_.ops < v_.stream_every ? op_ == o_.ops / 2 : op_ % v_.stream_every == 0;
   }
-  // Waits until the file has been unchanged long enough for a read-ahead
-  // window, then reads a stream through it, changing the file in the middle
-  // of the stream in one of the ways the window must notice.
-  void quiet_phase() {
+  // Reads a stream through a read-only open (where a read-ahead window can
+  // start), changing the file in the middle of the stream in one of the ways
+  // the window must notice.
+  void stream_phase() {
     uint64_t len = (1 + rng_.below(4)) * M + (rng_.chance(30) ? 4 * K * (1 + rng_.below(15)) : 0);
     uint64_t count = 12 + rng_.below(8);
     uint64_t change_at = 4 + rng_.below(count - 6);
@@ -496,15 +494,11 @@ class Run {
       written_ += grow;
       lib_bytes_ += grow;
     }
-    struct stat st;
-    if (fstat(fd(), &st) != 0) fail("fstat");
-    for (;;) {
-      struct timespec now;
-      clock_gettime(CLOCK_REALTIME, &now);
-      double quiet = static_cast<double>(now.tv_sec - st.st_ctim.tv_sec) + (now.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
-      if (quiet >= kQuietSeconds) break;
-      std::this_thread::sleep_for(std::chrono::duration<double>(kQuietSeconds - quiet));
-    }
+    // A window needs a read lease, which no file open for writing anywhere
+    // can get (read_ahead.h): the stream reads through a read-only open,
+    // and every change below opens the file for writing, or truncates it by
+    // name, as another program would - which breaks the lease.
+    reopen_with(O_RDONLY, "read-only for the stream");
     trace("read stream of %llu x %llu, change %d after %llu", (unsigned long long)count, (unsigned long long)len,
           change, (unsigned long long)change_at);
     uint64_t off = 0;
@@ -512,25 +506,37 @@ class Run {
       if (i == change_at) change_ahead(change, off + len, len);
       read_check(false, off, len, mis);
     }
+    reopen_with(O_RDWR | (append_ ? O_APPEND : 0), "reopen after the stream");
+  }
+  void reopen_with(int flags, const char* what) {
+    expect_ok(hio_close(f_), "close");
+    f_ = nullptr;
+    expect_ok(hio_open(path_.c_str(), flags, 0, &f_), what);
   }
   // Changes [at, at + len) (data the window has read ahead) without telling it.
   void change_ahead(int how, uint64_t at, uint64_t len) {
     uint64_t n = std::min<uint64_t>(len / 2 + 1, model_.size() > at ? model_.size() - at : 0);
-    if (how == 0 && n) {  // a write through the library
+    if (how == 0 && n) {  // a write through another open of the library
+      hio_file* w = nullptr;
+      expect_ok(hio_open(path_.c_str(), O_WRONLY, 0, &w), "open for writing ahead of the stream");
       char* buf = wpool_.get();
       rng_.fill(buf, n);
-      if (hio_pwrite(f_, buf, n, static_cast<off_t>(at)) != static_cast<ssize_t>(n)) fail("write ahead of the stream");
-      model_.write(append_ ? model_.size() : at, buf, n);
+      if (hio_pwrite(w, buf, n, static_cast<off_t>(at)) != static_cast<ssize_t>(n)) fail("write ahead of the stream");
+      expect_ok(hio_close(w), "close the writer");
+      model_.write(at, buf, n);
       written_ += n;
       lib_bytes_ += n;
     } else if (how == 1 && n) {  // a hole punched behind the library's back
-      if (fallocate(fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at), static_cast<off_t>(n)) ==
-          0)
+      int pfd = open(path_.c_str(), O_WRONLY);
+      if (pfd < 0) fail(std::string("open for punching: ") + strerror(errno));
+      if (fallocate(pfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at), static_cast<off_t>(n)) == 0)
         model_.zero(at, n);
       else if (errno != EOPNOTSUPP)
         fail(std::string("punch ahead of the stream: ") + strerror(errno));
-    } else if (how == 2) {  // another program shortens the file
-      expect_ok(hio_ftruncate(f_, static_cast<off_t>(at + len / 3)), "truncate ahead of the stream");
+      close(pfd);
+    } else if (how == 2) {  // another program shortens the file, by name
+      if (truncate(path_.c_str(), static_cast<off_t>(at + len / 3)) != 0)
+        fail(std::string("truncate ahead of the stream: ") + strerror(errno));
       model_.truncate(at + len / 3);
     } else {  // another program writes with plain pwrite(2)
       int pfd = open(path_.c_str(), O_WRONLY);

@@ -33,10 +33,11 @@ struct Variant {
   int write_behind = 0;          // 1: direct writes return once staged
   uint64_t read_ahead = 0;       // bytes read ahead of a direct read stream; 0: off
   unsigned expect = kExpectNothing;
-  // Read-ahead only starts on a file unchanged for ReadAhead::kQuietSeconds:
-  // a mode with read-ahead pauses for that long every this many operations
-  // and then reads a stream (0: never).
-  uint64_t quiet_every = 0;
+  // Read-ahead needs a read lease, which a file open for writing cannot
+  // get: a mode with read-ahead reads a stream through a read-only open
+  // every this many operations, changing the file as other programs would
+  // in the middle of it (0: never).
+  uint64_t stream_every = 0;
   // Settings the fields above do not name (a new engine or policy switch),
   // applied last; and a check of its own counters at the end, with what it
   // requires in words.  nullptr: none.
