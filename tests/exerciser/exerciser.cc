@@ -629,10 +629,10 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-bool selected(const Options& o, const char* name) {
-  if (o.modes == "all") return true;
+bool selected(const Options& o, const Variant& v) {
+  if (o.modes == "all") return !v.named_only;
   std::string list = "," + o.modes + ",";
-  return list.find("," + std::string(name) + ",") != std::string::npos;
+  return list.find("," + std::string(v.name) + ",") != std::string::npos;
 }
 
 // Each mode its own sequence, still replayable from the one seed printed.
@@ -681,7 +681,7 @@ int main(int argc, char** argv) {
   agree(o.expect_odirect_refused, fs.odirect, "O_DIRECT", "run with --refused=odirect");
   agree(o.expect_dontcache_refused, fs.dontcache, "RWF_DONTCACHE", "run with --refused=dontcache");
   for (const Variant& v : kVariants) {
-    if (!selected(o, v.name)) continue;
+    if (!selected(o, v)) continue;
     uint64_t seed = mode_seed(o.seed, v.name);
     configure(v);
     auto start = std::chrono::steady_clock::now();

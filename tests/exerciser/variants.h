@@ -44,7 +44,14 @@ struct Variant {
   void (*tune)(hio_policy_config*, hio_engine_config*) = nullptr;
   bool (*counters_ok)(const hio_stats&) = nullptr;
   const char* counters_need = nullptr;
+  // Only when --modes names it: a mode that needs the process started with
+  // settings of its own (the environment the library reads once).
+  bool named_only = false;
 };
+
+// Learning is read from HYBRIDIO_LEARN when the library starts, for the whole
+// process: the learned mode runs in a process of its own (tests/CMakeLists.txt).
+inline bool learned_samples(const hio_stats& s) { return s.learn_samples > 0; }
 
 // ---- The modes (issue 14: hybrid, direct, dontcache, write-behind, read
 // pipeline, learned thresholds).  Add a mode here; nothing else changes. ----
@@ -58,10 +65,11 @@ inline const Variant kVariants[] = {
     {"write_behind", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 1, 0, kExpectDirect | kExpectWriteBehind},
     {"read_pipeline", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 0, 32 * M, kExpectDirect | kExpectReadAhead,
      5000},
-    // The learned thresholds, once the learner lands: one row, e.g. (with its real switch and counter)
-    // {"learned", HIO_MODE_HYBRID, 0, 0, 0, 0, 0, 0, kExpectNothing, 0,
-    //  [](hio_policy_config*, hio_engine_config* e) { e->learn = 1; },
-    //  [](const hio_stats& s) { return s.learn_samples > 0; }, "learned samples"},
+    // Learned thresholds (HYBRIDIO_LEARN=on): low configured thresholds so
+    // that most requests are in the size classes the learner measures and
+    // explores (64 KiB and up), paths switching in the middle of the file.
+    {"learned", HIO_MODE_HYBRID, 64 * K, 256 * K, 256 * K, 4, 0, 0, kExpectNothing, 0, nullptr, learned_samples,
+     "requests whose cost the learner measured (run with HYBRIDIO_LEARN=on)", true},
 };
 
 }  // namespace hybridio::exerciser
