@@ -55,7 +55,7 @@ struct Config {
   uint64_t bounce_size = 8 << 20;  // bytes per bounce-buffer chunk (power of two)
   bool learn = true;               // learn path costs and thresholds per filesystem (path_costs.h)
   uint32_t learn_explore = 3;      // percent of bytes that explore another path
-  uint32_t learn_damping = 8;      // samples an estimate averages over
+  uint32_t learn_damping = 10;     // samples an estimate averages over
   std::string state_dir;           // where learned costs persist; "" = the XDG default
 
   Config();

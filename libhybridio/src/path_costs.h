@@ -50,7 +50,7 @@ inline uint64_t class_floor(int c) { return kSmallestClassBytes << c; }
 
 struct LearnTuning {
   uint32_t explore_percent = 3;  // at most this share of bytes explores another path (0-3)
-  uint32_t damping = 8;          // an estimate is the mean of its first N samples, then an EWMA of weight 1/N
+  uint32_t damping = 10;         // an estimate is the mean of its first N samples, then an EWMA of weight 1/N
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
   double noise_sigmas = 4;       // ... plus this many standard errors of the difference
