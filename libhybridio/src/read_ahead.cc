@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "buffer_pool.h"
 #include "checked_copy.h"
+#include "memory_headroom.h"
 #include "read_lease.h"
 #include "ring_loop.h"
 #include "stats.h"
@@ -22,6 +24,16 @@ namespace hybridio {
 namespace {
 
 std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
+
+// What all windows together may stage: a quarter of the memory the process
+// could still take (memory_headroom.h) plus what they hold already, at most
+// ReadAhead::kProcessLimit.  In a small container a restore reads ahead
+// less instead of being OOM-killed for memory it did not ask for.
+uint64_t staging_budget() {
+  const uint64_t headroom = memory_headroom_bytes();
+  if (headroom >= 4 * ReadAhead::kProcessLimit) return ReadAhead::kProcessLimit;
+  return std::min(ReadAhead::kProcessLimit, (headroom + g_staged.load(std::memory_order_relaxed)) / 4);
+}
 
 constexpr unsigned kRingEntries = 64;  // the most requests a window keeps in flight
 
@@ -75,7 +87,7 @@ struct ReadAhead::Window {
   }
 
   bool acquire(uint64_t len, PoolBuffer* out) {
-    if (g_staged.fetch_add(len, std::memory_order_relaxed) + len > kProcessLimit) {
+    if (g_staged.fetch_add(len, std::memory_order_relaxed) + len > staging_budget()) {
       g_staged.fetch_sub(len, std::memory_order_relaxed);
       return false;
     }
