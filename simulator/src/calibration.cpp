@@ -303,14 +303,7 @@ int cmd_calibrate(std::vector<std::string>& args)
   double chunk_opt = -1, readahead_opt = -1; // -1: from the report
   std::string stat = "median";
   for (size_t i = 0; i < args.size(); i++) {
-    auto val = [&](const std::string& opt) {
-      const std::string& a = args[i];
-      if (a.size() > opt.size() && a[opt.size()] == '=')
-        return a.substr(opt.size() + 1);
-      if (i + 1 >= args.size())
-        throw ConfigError("option " + opt + " needs a value");
-      return args[++i];
-    };
+    auto val = [&](const std::string& opt) { return option_value(args, i, opt); };
     const std::string& a = args[i];
     if (a.rfind("--bench", 0) == 0)
       bench_path = val("--bench");

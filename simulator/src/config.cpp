@@ -457,4 +457,14 @@ std::string flags_help()
   return os.str();
 }
 
+std::string option_value(const std::vector<std::string>& args, size_t& i, const std::string& opt)
+{
+  const std::string& a = args[i];
+  if (a.size() > opt.size() && a[opt.size()] == '=')
+    return a.substr(opt.size() + 1);
+  if (i + 1 >= args.size())
+    throw ConfigError("option " + opt + " needs a value");
+  return args[++i];
+}
+
 } // namespace hiosim

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hiosim {
 
@@ -26,5 +27,9 @@ std::vector<std::pair<std::string, std::string>> all_flags();
 /* --help text for the model flags. */
 std::string flags_help();
 bool is_model_flag(const std::string& name);
+
+/* A subcommand option's value: "--opt=VALUE", or "--opt VALUE" (then `i`
+ * moves past it); throws ConfigError when the value is missing. */
+std::string option_value(const std::vector<std::string>& args, size_t& i, const std::string& opt);
 
 } // namespace hiosim

@@ -242,14 +242,7 @@ int cmd_learn(std::vector<std::string>& args)
   bool trace = false;
   std::vector<double> dampings = {1.0, 0.5, 0.2, 0.1}, hystereses = {0, 1};
   for (size_t i = 0; i < args.size(); i++) {
-    auto val = [&](const std::string& opt) {
-      const std::string& a = args[i];
-      if (a.size() > opt.size() && a[opt.size()] == '=')
-        return a.substr(opt.size() + 1);
-      if (i + 1 >= args.size())
-        throw ConfigError("option " + opt + " needs a value");
-      return args[++i];
-    };
+    auto val = [&](const std::string& opt) { return option_value(args, i, opt); };
     auto list = [](const std::string& v) {
       std::vector<double> out;
       size_t at = 0;

@@ -1,5 +1,6 @@
 /* sweep: parameter grids, job lists for GNU parallel and Slurm, local parallel runs, merging. */
 #include "sweep.hpp"
+#include "config.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -125,13 +126,7 @@ int run_sweep(const std::string& self, const std::vector<std::string>& args)
   std::vector<std::string> passthrough;
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& a = args[i];
-    auto val = [&](const std::string& opt) {
-      if (a.size() > opt.size() && a[opt.size()] == '=')
-        return a.substr(opt.size() + 1);
-      if (i + 1 >= args.size())
-        throw std::runtime_error("option " + opt + " needs a value");
-      return args[++i];
-    };
+    auto val = [&](const std::string& opt) { return option_value(args, i, opt); };
     if (a == "--grid" || a.rfind("--grid=", 0) == 0) {
       std::string g = val("--grid");
       auto eq = g.find('=');
