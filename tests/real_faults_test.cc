@@ -45,6 +45,9 @@
 #include "hybridio/hybridio.h"
 #include "temp_dir.h"
 
+using hybridio::testing::show_results;
+using hybridio::testing::write_file_durably;
+
 namespace {
 
 using hybridio::testing::TempDir;
@@ -131,20 +134,6 @@ uint64_t reported(const std::vector<ssize_t>& results) {
   for (ssize_t n : results)
     if (n > 0) done += static_cast<uint64_t>(n);
   return done;
-}
-
-std::string show(const std::vector<ssize_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-void write_file(const std::string& path, const std::vector<char>& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
-  ASSERT_EQ(::fsync(fd), 0);
-  ::close(fd);
 }
 
 // The same request plainly and through the engine, on twin files that hold
@@ -272,8 +261,8 @@ TEST(RealFaults, RlimitFsizeEfbigAndOneSigxfszPerPath) {
     settings.use(p);
     const std::string engine_path = dir.file(std::string("engine_") + p.name);
     const std::string plain_path = dir.file(std::string("plain_") + p.name);
-    write_file(engine_path, old);
-    write_file(plain_path, old);
+    ASSERT_TRUE(write_file_durably(engine_path, old));
+    ASSERT_TRUE(write_file_durably(plain_path, old));
     Memory m(kLen, p.mem_delta);
     memcpy(m.data, fresh.data(), kLen);
     const uint64_t off = 2 * M + p.offset_delta;
@@ -296,9 +285,9 @@ TEST(RealFaults, RlimitFsizeEfbigAndOneSigxfszPerPath) {
     const int engine_signals = g_sigxfsz.exchange(0);
     ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved_rl), 0);
 
-    EXPECT_EQ(show(plain.results), show({static_cast<ssize_t>(kLimit - off), -EFBIG})) << "the kernel's answer";
+    EXPECT_EQ(show_results(plain.results), show_results(std::vector<ssize_t>{static_cast<ssize_t>(kLimit - off), -EFBIG})) << "the kernel's answer";
     EXPECT_EQ(plain_signals, 1);
-    EXPECT_EQ(show(engine.results), show(plain.results)) << "results";
+    EXPECT_EQ(show_results(engine.results), show_results(plain.results)) << "results";
     EXPECT_EQ(engine_signals, plain_signals) << "SIGXFSZ lost or doubled";
     EXPECT_EQ(engine.fsync_rc, plain.fsync_rc);
     EXPECT_EQ(engine.close_rc, plain.close_rc);
@@ -314,9 +303,9 @@ TEST(RealFaults, RlimitFsizeEfbigAndOneSigxfszPerPath) {
 void expect_ran_out(const std::vector<ssize_t>& results, const std::string& path, uint64_t off, const char* fresh,
                     uint64_t len, int err) {
   ASSERT_FALSE(results.empty());
-  EXPECT_EQ(results.back(), -err) << "ends with the errno: " << show(results);
+  EXPECT_EQ(results.back(), -err) << "ends with the errno: " << show_results(results);
   const uint64_t got = reported(results);
-  EXPECT_LT(got, len) << show(results);
+  EXPECT_LT(got, len) << show_results(results);
   std::vector<char> model(off + got, 0);
   if (got) memcpy(model.data() + off, fresh, got);  // got == 0: model may have no storage at all
   EXPECT_TRUE(hybridio::testing::file_holds(path, model)) << "exactly the " << got << " bytes reported";
@@ -415,7 +404,7 @@ int quota_child(const LoopFs& fs, const WritePath& p, const std::vector<char>& f
                   close_rc == 0 && bytes_ok;
   if (!ok)
     fprintf(stderr, "%s: results %s, fsync %d, close %d, file %s the %llu reported bytes\n", p.name,
-            show(results).c_str(), fsync_rc, close_rc, bytes_ok ? "holds" : "does not hold",
+            show_results(results).c_str(), fsync_rc, close_rc, bytes_ok ? "holds" : "does not hold",
             static_cast<unsigned long long>(got));
   return ok ? 0 : 1;
 }
@@ -465,8 +454,8 @@ void differential_after(const LoopFs& fs, const std::function<bool()>& go_bad, c
     settings.use(kPaths[i]);
     const std::string e = fs.file(std::string("engine_") + kPaths[i].name);
     const std::string pl = fs.file(std::string("plain_") + kPaths[i].name);
-    write_file(e, old);
-    write_file(pl, old);
+    ASSERT_TRUE(write_file_durably(e, old));
+    ASSERT_TRUE(write_file_durably(pl, old));
     ASSERT_EQ(hio_open(e.c_str(), O_RDWR, 0, &files[i].f), 0);
     prove_direct(files[i].f, kPaths[i], old);
     files[i].pfd = ::open(pl.c_str(), O_RDWR);
@@ -484,8 +473,8 @@ void differential_after(const LoopFs& fs, const std::function<bool()>& go_bad, c
     const uint64_t off = M + p.offset_delta;
     const Twin plain = plain_writes(files[i].pfd, m.data, kLen, off);
     const Twin engine = engine_writes(files[i].f, m.data, kLen, off);
-    EXPECT_LT(reported(plain.results), kLen) << what << " did not fail plain writes: " << show(plain.results);
-    EXPECT_EQ(show(engine.results), show(plain.results)) << "results";
+    EXPECT_LT(reported(plain.results), kLen) << what << " did not fail plain writes: " << show_results(plain.results);
+    EXPECT_EQ(show_results(engine.results), show_results(plain.results)) << "results";
     EXPECT_EQ(engine.fsync_rc, plain.fsync_rc) << "fsync";
     EXPECT_EQ(engine.close_rc, plain.close_rc) << "close";
   }

@@ -41,6 +41,9 @@
 #include "syscall_table.h"
 #include "uring_engine.h"
 
+using hybridio::testing::show_results;
+using hybridio::testing::write_file_durably;
+
 namespace hybridio {
 namespace {
 
@@ -396,21 +399,6 @@ class FaultMatrix : public testing::DirectEngineTest, public ::testing::WithPara
   SyscallTable table_{};
 };
 
-std::string show(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-// The file the cell starts from, written plainly.
-void make_file(const std::string& path, const std::vector<char>& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
-  ASSERT_EQ(::fsync(fd), 0);
-  ::close(fd);
-}
-
 // Calls as a POSIX program does until done: again from where the last call
 // ended, EAGAIN retried, any other error the end.
 template <class Call>
@@ -443,7 +431,7 @@ TEST_P(FaultMatrix, Cell) {
   const std::string path = dir_.file("cell");
   const uint64_t size0 = cell.op == HIO_OP_READ ? kReadFileSize : write_behind(p) ? kWriteBehindFileSize : kWriteFileSize;
   g_old = testing::random_bytes(size0, 1);
-  make_file(path, g_old);
+  ASSERT_TRUE(write_file_durably(path, g_old));
   // Faulted write chunks get their old bytes back through this descriptor.
   // Reads leave it closed: a file open for writing gets no read lease, and
   // so no read-ahead window (read_ahead.h).
@@ -522,7 +510,7 @@ TEST_P(FaultMatrix, Cell) {
   } else {
     want = expected_results(p, cell.fault, off, at);
   }
-  EXPECT_EQ(show(results), show(want)) << "call results";
+  EXPECT_EQ(show_results(results), show_results(want)) << "call results";
   EXPECT_GT(fired, 0) << "the fault never fired: the cell tested nothing";
 
   // Deferred errors, once.

@@ -1,4 +1,4 @@
-// file_bytes.h - test data and whole-file reads, shared by the engine tests.
+// file_bytes.h - test data, whole-file reads and writes, shared by the engine tests.
 #pragma once
 
 #include <fcntl.h>
@@ -40,6 +40,22 @@ inline std::vector<char> file_bytes(const std::string& path) {
   close(fd);
   v.resize(done);
   return v;
+}
+
+// Writes `bytes` as the whole file, plainly and durably; false on any failure.
+inline bool write_file_durably(const std::string& path, const std::vector<char>& bytes) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool ok = ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()) && fsync(fd) == 0;
+  return close(fd) == 0 && ok;
+}
+
+// A sequence of call results as "[n, n, -errno]", for failure messages.
+template <class Result>
+std::string show_results(const std::vector<Result>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
 }
 
 }  // namespace hybridio::testing
