@@ -1,9 +1,7 @@
 // memory_headroom.cc - see memory_headroom.h.
 #include "memory_headroom.h"
 
-#include <fcntl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,35 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proc_files.h"
+
 namespace hybridio {
 namespace {
 
-// Reads a small file into `buf` (NUL-terminated); false if it cannot.
-bool read_small(const char* path, char* buf, size_t size) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const ssize_t n = ::read(fd, buf, size - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  return true;
-}
-
-// The number after `key` (at a line start) in `text`, times `scale`; false if absent.
-bool field(const char* text, const char* key, uint64_t scale, uint64_t* out) {
-  const size_t klen = strlen(key);
-  for (const char* line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : nullptr) {
-    if (strncmp(line, key, klen) == 0) {
-      *out = strtoull(line + klen, nullptr, 10) * scale;
-      return true;
-    }
-  }
-  return false;
-}
-
 uint64_t number_in(const char* path) {
   char buf[64];
-  if (!read_small(path, buf, sizeof buf) || strncmp(buf, "max", 3) == 0) return ~0ULL;
+  if (!read_small_file(path, buf, sizeof buf) || strncmp(buf, "max", 3) == 0) return ~0ULL;
   return strtoull(buf, nullptr, 10);
 }
 
@@ -54,16 +31,17 @@ uint64_t cgroup_headroom(const char* dir, bool v2) {
   if (usage == ~0ULL) return ~0ULL;
   uint64_t inactive_file = 0;
   snprintf(path, sizeof path, "%s/memory.stat", dir);
-  if (read_small(path, stat, sizeof stat)) field(stat, v2 ? "inactive_file " : "total_inactive_file ", 1, &inactive_file);
+  if (read_small_file(path, stat, sizeof stat))
+    line_number(stat, v2 ? "inactive_file " : "total_inactive_file ", &inactive_file);
   return limit > usage ? limit - usage + inactive_file : inactive_file;
 }
 
 uint64_t sample() {
-  char text[4096];
-  uint64_t room = ~0ULL, available;
-  if (read_small("/proc/meminfo", text, sizeof text) && field(text, "MemAvailable:", 1024, &available))
-    room = available;
-  if (!read_small("/proc/self/cgroup", text, sizeof text)) return room;
+  char text[8192];
+  uint64_t room = ~0ULL, available_kb;
+  if (read_small_file("/proc/meminfo", text, sizeof text) && line_number(text, "MemAvailable:", &available_kb))
+    room = available_kb * 1024;
+  if (!read_small_file("/proc/self/cgroup", text, sizeof text)) return room;
   // "0::/path" (v2) and "N:memory:/path" (v1); the v2 tree is mounted at
   // /sys/fs/cgroup or, beside v1, at /sys/fs/cgroup/unified.
   for (char* line = strtok(text, "\n"); line; line = strtok(nullptr, "\n")) {

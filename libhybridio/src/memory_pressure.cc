@@ -1,9 +1,7 @@
 // memory_pressure.cc - see memory_pressure.h.
 #include "memory_pressure.h"
 
-#include <fcntl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -11,24 +9,15 @@
 #include <cstring>
 
 #include "hybridio/policy.h"
+#include "proc_files.h"
 
 namespace hybridio {
 namespace {
 
-// Reads a small procfs file into buf (NUL-terminated); false if unreadable.
-bool read_small_file(const char* path, char* buf, size_t size) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = ::read(fd, buf, size - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  return true;
-}
-
 uint64_t field_kb(const char* text, const char* name) {
-  const char* p = strstr(text, name);
-  return p ? strtoull(p + strlen(name), nullptr, 10) : 0;
+  uint64_t kb = 0;
+  line_number(text, name, &kb);
+  return kb;
 }
 
 uint64_t now_ms() {
