@@ -45,6 +45,7 @@
 #include "hybridio/hybridio.h"
 #include "temp_dir.h"
 
+using hybridio::testing::reported_bytes;
 using hybridio::testing::show_results;
 using hybridio::testing::write_file_durably;
 
@@ -127,13 +128,6 @@ std::vector<ssize_t> write_all(const std::function<ssize_t(uint64_t done)>& call
     done += static_cast<uint64_t>(n);
   }
   return results;
-}
-
-uint64_t reported(const std::vector<ssize_t>& results) {
-  uint64_t done = 0;
-  for (ssize_t n : results)
-    if (n > 0) done += static_cast<uint64_t>(n);
-  return done;
 }
 
 // The same request plainly and through the engine, on twin files that hold
@@ -304,7 +298,7 @@ void expect_ran_out(const std::vector<ssize_t>& results, const std::string& path
                     uint64_t len, int err) {
   ASSERT_FALSE(results.empty());
   EXPECT_EQ(results.back(), -err) << "ends with the errno: " << show_results(results);
-  const uint64_t got = reported(results);
+  const uint64_t got = reported_bytes(results);
   EXPECT_LT(got, len) << show_results(results);
   std::vector<char> model(off + got, 0);
   if (got) memcpy(model.data() + off, fresh, got);  // got == 0: model may have no storage at all
@@ -375,7 +369,7 @@ TEST(RealFaults, FullFilesystemShortCountThenEnospcPerPath) {
     // call for the whole body fails whole, as a plain O_DIRECT write does
     // (the engine's synchronous direct and bounce paths, outside the shim).
     if (p.mode != HIO_MODE_DIRECT || p.uring || p.offset_delta) {
-      EXPECT_GT(reported(results), 0u) << "6 MiB were free";
+      EXPECT_GT(reported_bytes(results), 0u) << "6 MiB were free";
     }
   }
 }
@@ -396,7 +390,7 @@ int quota_child(const LoopFs& fs, const WritePath& p, const std::vector<char>& f
   const std::vector<ssize_t> results =
       write_all([&](uint64_t d) { return hio_pwrite(f, m.data + d, len - d, static_cast<off_t>(p.offset_delta + d)); }, len);
   const int fsync_rc = hio_fsync(f), close_rc = hio_close(f);
-  const uint64_t got = reported(results);
+  const uint64_t got = reported_bytes(results);
   std::vector<char> model(p.offset_delta + got, 0);
   memcpy(model.data() + p.offset_delta, fresh.data(), got);
   const bool bytes_ok = hybridio::testing::file_bytes(path) == model;
@@ -473,7 +467,7 @@ void differential_after(const LoopFs& fs, const std::function<bool()>& go_bad, c
     const uint64_t off = M + p.offset_delta;
     const Twin plain = plain_writes(files[i].pfd, m.data, kLen, off);
     const Twin engine = engine_writes(files[i].f, m.data, kLen, off);
-    EXPECT_LT(reported(plain.results), kLen) << what << " did not fail plain writes: " << show_results(plain.results);
+    EXPECT_LT(reported_bytes(plain.results), kLen) << what << " did not fail plain writes: " << show_results(plain.results);
     EXPECT_EQ(show_results(engine.results), show_results(plain.results)) << "results";
     EXPECT_EQ(engine.fsync_rc, plain.fsync_rc) << "fsync";
     EXPECT_EQ(engine.close_rc, plain.close_rc) << "close";

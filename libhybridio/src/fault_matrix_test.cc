@@ -41,6 +41,7 @@
 #include "syscall_table.h"
 #include "uring_engine.h"
 
+using hybridio::testing::reported_bytes;
 using hybridio::testing::show_results;
 using hybridio::testing::write_file_durably;
 
@@ -415,13 +416,6 @@ std::vector<int64_t> run_calls(uint64_t len, Call call, bool disarm_after_first)
   return results;
 }
 
-uint64_t reported(const std::vector<int64_t>& results) {
-  uint64_t done = 0;
-  for (int64_t n : results)
-    if (n > 0) done += static_cast<uint64_t>(n);
-  return done;
-}
-
 TEST_P(FaultMatrix, Cell) {
   const Cell cell = GetParam();
   const Path p = cell.path.path;
@@ -479,7 +473,7 @@ TEST_P(FaultMatrix, Cell) {
     memset(buf, 0, kLen);
     results = run_calls(
         kLen, [&](uint64_t d) { return hio_pread(f, buf + d, kLen - d, static_cast<off_t>(off + d)); }, exhaust);
-    const uint64_t got = reported(results);
+    const uint64_t got = reported_bytes(results);
     ASSERT_LE(got, kLen);
     EXPECT_TRUE(testing::same_bytes(buf, g_old.data() + off, got)) << "the bytes a read reported";
   } else {
@@ -528,7 +522,7 @@ TEST_P(FaultMatrix, Cell) {
 
   // The file: the old bytes with exactly the landed ones replaced.
   if (cell.op == HIO_OP_WRITE) {
-    const uint64_t landed = deferred ? at - off : reported(results);
+    const uint64_t landed = deferred ? at - off : reported_bytes(results);
     std::vector<char> model = g_old;
     if (landed) {
       model.resize(std::max<uint64_t>(model.size(), off + landed));

@@ -50,6 +50,15 @@ inline bool write_file_durably(const std::string& path, const std::vector<char>&
   return close(fd) == 0 && ok;
 }
 
+// The bytes a sequence of call results reported moved (errors count nothing).
+template <class Result>
+uint64_t reported_bytes(const std::vector<Result>& results) {
+  uint64_t done = 0;
+  for (Result n : results)
+    if (n > 0) done += static_cast<uint64_t>(n);
+  return done;
+}
+
 // A sequence of call results as "[n, n, -errno]", for failure messages.
 template <class Result>
 std::string show_results(const std::vector<Result>& v) {
