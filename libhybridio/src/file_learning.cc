@@ -175,20 +175,26 @@ void File::charge_flush(uint64_t ns) {
   LearnedFs* fs = learned_fs_;
   if (!fs) return;
   uint64_t bytes[2][kSizeClasses + 1];
-  uint64_t total = 0;
+  uint64_t written[2] = {0, 0};
   for (int p = 0; p < 2; ++p)
-    for (int c = 0; c <= kSizeClasses; ++c) total += bytes[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
+    for (int c = 0; c <= kSizeClasses; ++c) written[p] += bytes[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
+  // The flush writes back what buffered writes left dirty; uncached writes
+  // started their own writeback as they returned.  So the flush's time is
+  // the buffered bytes' share when there are any, the uncached bytes'
+  // (what was still in flight) only when there are not.
+  const int charged = written[0] ? 0 : 1;
+  const uint64_t total = written[charged];
   if (total == 0) return;
   bool moved = false;
   {
     std::lock_guard<std::mutex> lock(fs->mu);
-    for (int p = 0; p < 2; ++p)
-      for (int c = 0; c < kSizeClasses; ++c) {
-        if (!bytes[p][c]) continue;
-        const double share = static_cast<double>(ns) * static_cast<double>(bytes[p][c]) / static_cast<double>(total);
-        moved |= fs->costs.add_deferred(p ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED, c, bytes[p][c],
-                                        static_cast<uint64_t>(share));
-      }
+    const hio_path path = charged ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED;
+    for (int c = 0; c < kSizeClasses; ++c) {
+      const uint64_t b = bytes[charged][c];
+      if (!b) continue;
+      const double share = static_cast<double>(ns) * static_cast<double>(b) / static_cast<double>(total);
+      moved |= fs->costs.add_deferred(path, c, b, static_cast<uint64_t>(share));
+    }
     if (moved) fs->publish();
   }
   Stats& s = rt_.stats();

@@ -57,9 +57,23 @@ void FsCosts::fold(double* avg, double* var, uint64_t n, double sample, uint32_t
 bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return false;
+  if (op == HIO_OP_WRITE && path != HIO_PATH_DIRECT && tuning_.cached_write_batch > 1) {
+    Batch& b = pending_[c][path == HIO_PATH_DONTCACHE];
+    ++b.calls;
+    b.bytes += len;
+    b.ns += static_cast<double>(ns);
+    if (b.calls < tuning_.cached_write_batch) return false;
+    const Batch full = b;
+    b = Batch();
+    return fold_sample(op, c, path, full.bytes, full.ns);
+  }
+  return fold_sample(op, c, path, len, static_cast<double>(ns));
+}
+
+bool FsCosts::fold_sample(hio_op op, int c, hio_path path, uint64_t len, double ns) {
   PathEstimate& e = est_[op][c][path];
   ++e.samples;
-  fold(&e.ns_per_byte, &e.ns_var, e.samples, static_cast<double>(ns) / static_cast<double>(len), tuning_.damping);
+  fold(&e.ns_per_byte, &e.ns_var, e.samples, ns / static_cast<double>(len), tuning_.damping);
   dirty_ = true;
   return reconsider(op, c);
 }
@@ -83,8 +97,11 @@ void FsCosts::set_estimate(hio_op op, int c, hio_path path, const PathEstimate& 
 bool FsCosts::known(hio_op op, int c, hio_path path) const {
   const PathEstimate& e = est_[op][c][path];
   if (e.samples < tuning_.min_samples) return false;
-  // A write through the cache is only half measured until a flush is.
-  return op == HIO_OP_READ || path == HIO_PATH_DIRECT || e.deferred_samples > 0;
+  // A buffered write is only half measured until a flush is.  An uncached
+  // one started its own writeback before it returned, and the device
+  // queue it waited on shows in its call; a flush charged to it (one with
+  // no buffered bytes to write) adds what was left.
+  return op == HIO_OP_READ || path != HIO_PATH_BUFFERED || e.deferred_samples > 0;
 }
 
 double FsCosts::cost(hio_op op, int c, hio_path path) const {
@@ -152,11 +169,17 @@ bool FsCosts::reconsider(hio_op op, int c) {
 }
 
 hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {
+  hio_path first = HIO_PATH_COUNT;
   for (int step = 1; step <= HIO_PATH_COUNT; ++step) {
     const hio_path path = static_cast<hio_path>((last_explored_[op][c] + step) % HIO_PATH_COUNT);
-    if (path != decided && (path != HIO_PATH_DONTCACHE || dontcache_ok)) return path;
+    if (path == decided || (path == HIO_PATH_DONTCACHE && !dontcache_ok)) continue;
+    if (first == HIO_PATH_COUNT) first = path;
+    // The budget goes where a verdict could still move: a path measured
+    // clearly dearer than the one in use is looked at every fourth turn.
+    const bool dearer = known(op, c, path) && known(op, c, decided) && clearly_cheaper(op, c, decided, path);
+    if (!dearer || explorations_[op][c] % 4 == 3) return path;
   }
-  return HIO_PATH_COUNT;
+  return first;
 }
 
 double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const {
@@ -192,6 +215,7 @@ void FsCosts::spend(hio_op op, uint64_t len, hio_path explored, hio_path decided
   credit_[op][c] -= std::min(credit_[op][c], len * 100);
   time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, len) * 100);
   last_explored_[op][c] = static_cast<uint8_t>(explored);
+  ++explorations_[op][c];
 }
 
 LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {

@@ -53,7 +53,13 @@ struct LearnTuning {
   uint32_t damping = 10;         // an estimate is the mean of its first N samples, then an EWMA of weight 1/N
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
-  double noise_sigmas = 4;       // ... plus this many standard errors of the difference
+  double noise_sigmas = 3;       // ... plus this many standard errors of the difference
+  // Writes through the cache are folded this many calls at a time (their
+  // summed time over their summed bytes): most return at copy speed, and
+  // now and then one pays for the dirty pages of many (throttling,
+  // writeback), so one call says little and a batch says what the path
+  // costs.
+  uint32_t cached_write_batch = 8;
 };
 
 struct PathEstimate {
@@ -127,7 +133,11 @@ class FsCosts {
 
  private:
   // Whose turn it is to be explored in (op, c) next; HIO_PATH_COUNT: none.
+  // A path measured clearly dearer than the one in use gets every fourth
+  // turn only, while another is still worth a look.
   hio_path next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const;
+  // Folds one sample (a call, or a batch of cached writes) into an estimate.
+  bool fold_sample(hio_op op, int c, hio_path path, uint64_t len, double ns);
   // The nanoseconds `len` bytes on `path` are measured to take.
   double time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const;
   // Re-derives the verdicts of (op, c); true when one moved.
@@ -146,6 +156,13 @@ class FsCosts {
   uint64_t credit_[2][kSizeClasses] = {};      // bytes x 100 that may explore
   double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
+  uint32_t explorations_[2][kSizeClasses] = {};   // so far: every fourth turn goes to a dearer path
+  // Cached writes not folded yet, per class and path (buffered, uncached).
+  struct Batch {
+    uint32_t calls = 0;
+    uint64_t bytes = 0;
+    double ns = 0;
+  } pending_[kSizeClasses][2] = {};
   bool dirty_ = false;
 };
 
