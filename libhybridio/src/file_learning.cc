@@ -174,27 +174,15 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
 void File::charge_flush(uint64_t ns) {
   LearnedFs* fs = learned_fs_;
   if (!fs) return;
-  uint64_t bytes[2][kSizeClasses + 1];
-  uint64_t written[2] = {0, 0};
+  uint64_t written[2][kSizeClasses + 1];
+  uint64_t total = 0;
   for (int p = 0; p < 2; ++p)
-    for (int c = 0; c <= kSizeClasses; ++c) written[p] += bytes[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
-  // The flush writes back what buffered writes left dirty; uncached writes
-  // started their own writeback as they returned.  So the flush's time is
-  // the buffered bytes' share when there are any, the uncached bytes'
-  // (what was still in flight) only when there are not.
-  const int charged = written[0] ? 0 : 1;
-  const uint64_t total = written[charged];
+    for (int c = 0; c <= kSizeClasses; ++c) total += written[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
   if (total == 0) return;
-  bool moved = false;
+  bool moved;
   {
     std::lock_guard<std::mutex> lock(fs->mu);
-    const hio_path path = charged ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED;
-    for (int c = 0; c < kSizeClasses; ++c) {
-      const uint64_t b = bytes[charged][c];
-      if (!b) continue;
-      const double share = static_cast<double>(ns) * static_cast<double>(b) / static_cast<double>(total);
-      moved |= fs->costs.add_deferred(path, c, b, static_cast<uint64_t>(share));
-    }
+    moved = fs->costs.charge_flush(written, ns);
     if (moved) fs->publish();
   }
   Stats& s = rt_.stats();

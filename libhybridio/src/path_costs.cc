@@ -88,6 +88,23 @@ bool FsCosts::add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns) {
   return reconsider(HIO_OP_WRITE, c);
 }
 
+bool FsCosts::charge_flush(const uint64_t (&written)[2][kSizeClasses + 1], uint64_t ns) {
+  uint64_t total[2] = {0, 0};
+  for (int p = 0; p < 2; ++p)
+    for (uint64_t bytes : written[p]) total[p] += bytes;
+  const int charged = total[0] ? 0 : 1;
+  if (total[charged] == 0) return false;
+  const hio_path path = charged ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED;
+  bool moved = false;
+  for (int c = 0; c < kSizeClasses; ++c) {
+    const uint64_t bytes = written[charged][c];
+    if (!bytes) continue;
+    const double share = static_cast<double>(ns) * static_cast<double>(bytes) / static_cast<double>(total[charged]);
+    moved |= add_deferred(path, c, bytes, static_cast<uint64_t>(share));
+  }
+  return moved;
+}
+
 void FsCosts::set_estimate(hio_op op, int c, hio_path path, const PathEstimate& e) {
   if (c < 0 || c >= kSizeClasses || path >= HIO_PATH_COUNT) return;
   est_[op][c][path] = e;

@@ -100,6 +100,15 @@ class FsCosts {
   // A sync/close that took `ns`, charged to `bytes` written on `path`
   // (buffered or uncached) in class `c` since the previous one.
   bool add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns);
+  // A sync/close that took `ns` after `written` bytes went through the
+  // cache since the previous one: [0] buffered, [1] uncached, per class,
+  // and at kSizeClasses the bytes of requests not learned from (they take
+  // their share of the time, which is charged to nobody).  The flush
+  // writes back what buffered writes left dirty; uncached writes started
+  // their own writeback as they returned.  So its time goes to the
+  // buffered bytes when there are any, to the uncached bytes (what was
+  // still in flight) only when there are none.  True when a verdict moved.
+  bool charge_flush(const uint64_t (&written)[2][kSizeClasses + 1], uint64_t ns);
 
   const PathEstimate& estimate(hio_op op, int c, hio_path path) const { return est_[op][c][path]; }
   // Replaces an estimate (persistence, calibration); verdicts follow.

@@ -74,7 +74,7 @@ struct Device {
 struct Stream {
   FsCosts costs;
   Jitter jitter{0.0};
-  uint64_t bytes = 0, explored = 0, syncs_every = 64, unsynced[2][kSizeClasses] = {};
+  uint64_t bytes = 0, explored = 0, syncs_every = 64, unsynced[2][kSizeClasses + 1] = {};
   uint64_t requests = 0, moves = 0;
   double time = 0, explored_time = 0;
 
@@ -102,21 +102,14 @@ struct Stream {
     if (op == HIO_OP_WRITE && ++requests % syncs_every == 0) sync(dev);
     return path;
   }
-  // As File::charge_flush: the flush writes back the buffered bytes (it
-  // costs buffered_flush per byte of theirs), and is charged to them;
-  // uncached bytes are charged a flush only when no buffered ones were
-  // written (their writeback began as they were written: it costs nothing here).
+  // As File does: the flush costs buffered_flush per buffered byte it
+  // writes back (uncached bytes began their writeback as they were
+  // written: nothing here), and FsCosts::charge_flush spreads it.
   void sync(const Device& dev) {
-    uint64_t written[2] = {0, 0};
-    for (int p = 0; p < 2; ++p)
-      for (int c = 0; c < kSizeClasses; ++c) written[p] += unsynced[p][c];
-    const int charged = written[0] ? 0 : 1;
-    for (int c = 0; c < kSizeClasses; ++c) {
-      if (!unsynced[charged][c]) continue;
-      const double ns = charged ? 0.0 : dev.buffered_flush * static_cast<double>(unsynced[0][c]) * jitter.next();
-      moves += costs.add_deferred(charged ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED, c, unsynced[charged][c],
-                                  static_cast<uint64_t>(ns));
-    }
+    uint64_t buffered = 0;
+    for (uint64_t n : unsynced[0]) buffered += n;
+    const double ns = dev.buffered_flush * static_cast<double>(buffered) * jitter.next();
+    moves += costs.charge_flush(unsynced, static_cast<uint64_t>(ns));
     for (auto& path : unsynced)
       for (uint64_t& n : path) n = 0;
   }
@@ -160,6 +153,27 @@ TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
   never_synced.syncs_every = ~0ULL;
   for (int i = 0; i < 2000; ++i) never_synced.run(HIO_OP_WRITE, 4 * M, 8 * M, dev);
   EXPECT_EQ(never_synced.threshold(HIO_OP_WRITE, 8 * M), 8 * M) << "a write is not known before its flush is";
+}
+
+TEST(PathCosts, AFlushIsChargedToTheBytesItWritesBack) {
+  FsCosts c;
+  const int four_m = size_class(4 * M);
+  uint64_t both[2][kSizeClasses + 1] = {};
+  both[0][four_m] = 4 * M;          // buffered: dirty until the flush
+  both[1][four_m] = 12 * M;         // uncached: already under writeback
+  both[0][kSizeClasses] = 4 * M;    // buffered bytes of requests not learned from
+  c.charge_flush(both, 8000000);
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 1e6 / M);
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
+  uint64_t uncached_only[2][kSizeClasses + 1] = {};
+  uncached_only[1][four_m] = 8 * M;
+  c.charge_flush(uncached_only, 8000000);
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1e6 / M);
+  const uint64_t nothing[2][kSizeClasses + 1] = {};
+  EXPECT_FALSE(c.charge_flush(nothing, 8000000));
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
 }
 
 TEST(PathCosts, UncachedIsPreferredWhereItBeatsDirect) {
