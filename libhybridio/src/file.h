@@ -138,8 +138,12 @@ class File {
   // changed its path, and spends exploration credit on it when due.
   hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
                       hio_decision d, bool& probed, bool may_explore);
+  // Ends the exploration run of `op` and refunds what it did not use
+  // (under fs.mu and run_mu_).
+  void end_run(LearnedFs& fs, hio_op op);
   // Whether the execution of (req, d) is a sample of its path's cold cost
-  // (a buffered read of cached pages is not).
+  // (a buffered read of cached pages is not, nor the first request of a
+  // stream after a switch of path).
   bool worth_measuring(const hio_request& req, const hio_decision& d);
   // A request that moved `done` bytes in `ns`: a sample, and the bytes a
   // later sync will be charged to.
@@ -199,6 +203,9 @@ class File {
   // Buffered [0] and uncached [1] bytes written since the last sync or
   // close, by size class; [kSizeClasses]: those of requests not learned from.
   std::atomic<uint64_t> unsynced_[2][kSizeClasses + 1]{};
+  std::mutex run_mu_;                         // (after the filesystem's mu)
+  ExploreRun runs_[2];                        // per direction: the exploration run under way, if any
+  std::atomic<uint8_t> last_path_[2]{{HIO_PATH_COUNT}, {HIO_PATH_COUNT}};  // of the last learned request
 };
 
 }  // namespace hybridio

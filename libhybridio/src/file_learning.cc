@@ -86,19 +86,29 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   }
   if (!may_explore || !by_size(d.rule)) return d;
 
-  // Exploration: when the byte credit covers this request, it goes down the
-  // least measured other path, decided by the core with thresholds that
+  // Exploration: when the byte credit covers a run of requests, this one
+  // and those that follow it in the stream go down the least measured
+  // other path (ExploreRun), each decided by the core with thresholds that
   // send it there (so every rule that keeps a request in the cache or out
   // of direct I/O still holds).  Credit is spent only if it went there.
   const hio_op op = req.op;
   const uint64_t len = req.length;
-  hio_path target;
+  const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
+  hio_path target = HIO_PATH_COUNT;
+  bool starts_run = false;
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
     if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
-    const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
     fs.costs.account(op, len, d.path, dontcache_ok);
-    target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    ExploreRun& run = runs_[op];
+    if (run.continues(req.offset, len) && run.decided == d.path) {
+      target = run.path;
+    } else {
+      end_run(fs, op);
+      target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
+      starts_run = target != HIO_PATH_COUNT;
+    }
   }
   if (target == HIO_PATH_COUNT) return d;
   const hio_path decided = d.path;
@@ -109,6 +119,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   explore_req.file_flags = (req.file_flags & ~kLearnFlags) | HIO_FILE_EXPLORE;
   if (target == HIO_PATH_DONTCACHE) explore_req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
   bool explore_probed = probed;
+  bool explorable = true;
   if (op == HIO_OP_READ && target != HIO_PATH_BUFFERED) {
     // A read stream kept in the cache has its next range cached by
     // readahead, which would keep every exploration buffered (read_cached):
@@ -121,14 +132,23 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       explore_req.dirty_pages = cache.dirty_pages;
       explore_probed = true;
     }
-    if (explore_req.dirty_pages != 0) return d;  // dirty, or unknown
+    explorable = explore_req.dirty_pages == 0;  // else dirty, or unknown
     explore_req.cached_pages = 0;
   }
-  const hio_decision explored = decide_with(explore, explore_req, explore_probed);
-  if (explored.path != target) return d;
+  const hio_decision explored = explorable ? decide_with(explore, explore_req, explore_probed) : d;
   {
     std::lock_guard<std::mutex> lock(fs.mu);
-    fs.costs.spend(op, len, target, decided);
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    if (explored.path != target) {
+      if (!starts_run) end_run(fs, op);
+      return d;
+    }
+    if (starts_run) {
+      fs.costs.spend(op, len, target, decided);
+      runs_[op].start(target, decided, req.offset, len, fs.costs.run_bytes(op, len, target));
+    } else {
+      runs_[op].advance(len);
+    }
   }
   Stats& s = rt_.stats();
   s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered
@@ -139,8 +159,21 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   return explored;
 }
 
+void File::end_run(LearnedFs& fs, hio_op op) {
+  ExploreRun& run = runs_[op];
+  const hio_path path = run.path, decided = run.decided;
+  const int c = run.start_class;
+  fs.costs.refund(op, c, run.end(), path, decided);
+}
+
 bool File::worth_measuring(const hio_request& req, const hio_decision& d) {
   if (!by_size(d.rule)) return false;  // the cache, alignment, or a forced path decided
+  // The first request on a path after another path's, in a stream, pays
+  // for the switch (readahead starting over, the other path's writeback).
+  const hio_path previous = static_cast<hio_path>(last_path_[req.op].exchange(d.path, std::memory_order_relaxed));
+  if (learned_fs_ &&
+      !steady_in_stream(req.op, req.seq_run > 0, previous, d.path, req.length, rt_.learned()->tuning().explore_run_bytes))
+    return false;
   if (req.op == HIO_OP_WRITE) return d.path != HIO_PATH_DIRECT || !engine_settings().write_behind;  // queued: not timed
   if (req.cached_pages != HIO_PAGES_UNKNOWN) return req.cached_pages == 0;
   if (d.path != HIO_PATH_BUFFERED || req.seq_run > 0) return true;  // a stream's readahead is its path's own doing

@@ -207,32 +207,48 @@ double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint6
   return static_cast<double>(len) * std::max(ns, 1e-3);
 }
 
+uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path) const {
+  const uint64_t run = std::max(len, tuning_.explore_run_bytes);
+  const int c = size_class(len);
+  if (c < 0 || path >= HIO_PATH_COUNT || est_[op][c][path].samples) return run;
+  return std::min<uint64_t>(run, (tuning_.min_samples + uint64_t{1}) * len);
+}
+
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {
   const int c = size_class(len);
   if (c < 0) return;
-  credit_[op][c] = std::min(len * 100 * kCreditRequests, credit_[op][c] + len * tuning_.explore_percent);
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
+  const uint64_t run = run_bytes(op, len, next);
+  credit_[op][c] = std::min(std::max(len * kCreditRequests, run) * 100, credit_[op][c] + len * tuning_.explore_percent);
   const double in_use = time_of(op, c, decided, decided, len);
-  const double price = next == HIO_PATH_COUNT ? 0 : time_of(op, c, next, decided, len) * 100;
+  const double price = next == HIO_PATH_COUNT ? 0 : time_of(op, c, next, decided, run) * 100;
   time_credit_[op][c] = std::min(std::max(in_use * 100 * kCreditRequests, price),
                                  time_credit_[op][c] + in_use * tuning_.explore_percent);
 }
 
 hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const {
   const int c = size_class(len);
-  if (c < 0 || tuning_.explore_percent == 0 || credit_[op][c] < len * 100) return HIO_PATH_COUNT;
+  if (c < 0 || tuning_.explore_percent == 0) return HIO_PATH_COUNT;
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
-  if (next == HIO_PATH_COUNT || time_credit_[op][c] < time_of(op, c, next, decided, len) * 100) return HIO_PATH_COUNT;
+  const uint64_t run = run_bytes(op, len, next);
+  if (next == HIO_PATH_COUNT || credit_[op][c] < run * 100 || time_credit_[op][c] < time_of(op, c, next, decided, run) * 100) return HIO_PATH_COUNT;
   return next;
 }
 
 void FsCosts::spend(hio_op op, uint64_t len, hio_path explored, hio_path decided) {
   const int c = size_class(len);
   if (c < 0) return;
-  credit_[op][c] -= std::min(credit_[op][c], len * 100);
-  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, len) * 100);
+  const uint64_t run = run_bytes(op, len, explored);
+  credit_[op][c] -= std::min(credit_[op][c], run * 100);
+  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, run) * 100);
   last_explored_[op][c] = static_cast<uint8_t>(explored);
   ++explorations_[op][c];
+}
+
+void FsCosts::refund(hio_op op, int c, uint64_t bytes, hio_path explored, hio_path decided) {
+  if (c < 0 || c >= kSizeClasses || bytes == 0) return;
+  credit_[op][c] += bytes * 100;
+  time_credit_[op][c] += time_of(op, c, explored, decided, bytes) * 100;
 }
 
 LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {

@@ -60,6 +60,11 @@ struct LearnTuning {
   // writeback), so one call says little and a batch says what the path
   // costs.
   uint32_t cached_write_batch = 8;
+  // An exploration is a run of consecutive requests of a sequential stream
+  // this long (or one request, if larger): a stream path's cost (kernel
+  // readahead, writeback) shows in a stream of it, not in one request in
+  // the middle of another path's stream.
+  uint64_t explore_run_bytes = 16 << 20;
 };
 
 struct PathEstimate {
@@ -131,10 +136,20 @@ class FsCosts {
   // bytes, and the time that path is measured to take (a path measured 100
   // times slower waits 100 times longer), so exploring costs at most about
   // explore_percent of the bytes and of the time.  The other paths take
-  // turns.  spend() takes the price once the request went there.
+  // turns.  An exploration is a run (ExploreRun, below) of run_bytes(len):
+  // the credit must cover all of it, spend() takes its price once its first
+  // request went there, and refund() gives back what a run ended early did
+  // not use.
   void account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok);
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
   void spend(hio_op op, uint64_t len, hio_path explored, hio_path decided);
+  void refund(hio_op op, int c, uint64_t bytes, hio_path explored, hio_path decided);
+  // The bytes of a run exploring `path` that starts with a request of
+  // `len`: explore_run_bytes, or the request if larger; at most
+  // min_samples + 1 requests while the path has no sample in that class
+  // (its price is a guess until then).
+  uint64_t run_bytes(hio_op op, uint64_t len, hio_path path) const;
+  const LearnTuning& tuning() const { return tuning_; }
 
   // Any sample since construction or the last clear_dirty()?
   bool dirty() const { return dirty_; }
@@ -174,6 +189,58 @@ class FsCosts {
   } pending_[kSizeClasses][2] = {};
   bool dirty_ = false;
 };
+
+// A run of exploration on one stream (a file, one direction): the requests
+// that follow the first one without a gap go down the same path until the
+// run's bytes are used, so the path is measured as a stream of it, not as
+// one request in the middle of another path's.  A request that does not
+// follow, or does not fit in what is left, ends the run (the caller
+// refunds what is left).  A plain value; File keeps one per direction
+// under a lock.
+struct ExploreRun {
+  hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: no run
+  hio_path decided = HIO_PATH_COUNT;
+  int start_class = -1;            // whose credit paid for it
+  uint64_t next_offset = 0;
+  uint64_t bytes_left = 0;
+
+  bool active() const { return path != HIO_PATH_COUNT; }
+  // Whether [offset, offset + len) goes on with the run.
+  bool continues(uint64_t offset, uint64_t len) const {
+    return active() && offset == next_offset && len <= bytes_left;
+  }
+  void start(hio_path explored, hio_path decided_path, uint64_t offset, uint64_t len, uint64_t run_bytes) {
+    path = explored;
+    decided = decided_path;
+    start_class = size_class(len);
+    next_offset = offset + len;
+    bytes_left = run_bytes - len;
+    if (bytes_left == 0) path = HIO_PATH_COUNT;  // one request: done
+  }
+  void advance(uint64_t len) {
+    next_offset += len;
+    bytes_left -= len;
+    if (bytes_left == 0) path = HIO_PATH_COUNT;
+  }
+  // Ends the run; returns the bytes it did not use.
+  uint64_t end() {
+    const uint64_t left = active() ? bytes_left : 0;
+    *this = ExploreRun();
+    return left;
+  }
+};
+
+// Whether a request's cost says what its path costs in a stream.  Not the
+// first request of a sequential stream on a path after another path's,
+// when the switch itself costs it: a read through the cache (its readahead
+// starts over), a direct write (it queues behind the writeback the cached
+// writes before it started).  Unless it is as large as a whole exploration
+// run: then it is its own stream.
+inline bool steady_in_stream(hio_op op, bool sequential, hio_path previous, hio_path path, uint64_t len,
+                             uint64_t run_bytes) {
+  if (!sequential || previous == path || previous == HIO_PATH_COUNT || len >= run_bytes) return true;
+  return op == HIO_OP_READ ? path == HIO_PATH_DIRECT : path != HIO_PATH_DIRECT;
+}
 
 // One filesystem the process has used: its estimates under a lock, and the
 // verdicts published for lock-free reading by every decision.
