@@ -748,7 +748,8 @@ File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bou
   } else {
     p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   }
-  if (p.done == len) ra_.advance(fd_, len, offset, engine.read_ahead, rt_.stats());
+  if (p.done == len)
+    ra_.advance(fd_, len, offset, engine.read_ahead, rt_.stats(), ra_hold_.load(std::memory_order_relaxed));
   return p;
 }
 

@@ -205,6 +205,9 @@ class File {
   std::atomic<uint64_t> unsynced_[2][kSizeClasses + 1]{};
   std::mutex run_mu_;                         // (after the filesystem's mu)
   ExploreRun runs_[2];                        // per direction: the exploration run under way, if any
+  // A read exploration is due: the read-ahead window puts nothing new in
+  // flight, and the run starts once the stream has used what is there.
+  std::atomic<bool> ra_hold_{false};
   std::atomic<uint8_t> last_path_[2]{{HIO_PATH_COUNT}, {HIO_PATH_COUNT}};  // of the last learned request
 };
 

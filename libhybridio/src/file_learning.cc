@@ -110,6 +110,15 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       starts_run = target != HIO_PATH_COUNT;
     }
   }
+  if (op == HIO_OP_READ && starts_run && target != HIO_PATH_DIRECT && d.path == HIO_PATH_DIRECT) {
+    // Direct reads of this stream are in flight ahead of it (read_ahead.h):
+    // a run through the cache now would compete with them for the device
+    // and read their range again.  The window stops growing, the stream
+    // uses what it holds, and then the run starts.
+    const bool window_busy = ra_.busy();
+    ra_hold_.store(window_busy, std::memory_order_relaxed);
+    if (window_busy) return d;
+  }
   if (target == HIO_PATH_COUNT) return d;
   const hio_path decided = d.path;
   hio_policy_config explore = base;

@@ -57,12 +57,13 @@ void FsCosts::fold(double* avg, double* var, uint64_t n, double sample, uint32_t
 bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return false;
-  if (op == HIO_OP_WRITE && path != HIO_PATH_DIRECT && tuning_.cached_write_batch > 1) {
-    Batch& b = pending_[c][path == HIO_PATH_DONTCACHE];
+  if (path != HIO_PATH_DIRECT) {
+    Batch& b = pending_[op][c][path == HIO_PATH_DONTCACHE];
     ++b.calls;
     b.bytes += len;
     b.ns += static_cast<double>(ns);
-    if (b.calls < tuning_.cached_write_batch) return false;
+    if (b.calls < (op == HIO_OP_WRITE ? tuning_.cached_write_batch : 1) || b.bytes < tuning_.cached_batch_bytes)
+      return false;
     const Batch full = b;
     b = Batch();
     return fold_sample(op, c, path, full.bytes, full.ns);

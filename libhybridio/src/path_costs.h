@@ -54,11 +54,14 @@ struct LearnTuning {
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
   double noise_sigmas = 3;       // ... plus this many standard errors of the difference
-  // Writes through the cache are folded this many calls at a time (their
-  // summed time over their summed bytes): most return at copy speed, and
-  // now and then one pays for the dirty pages of many (throttling,
-  // writeback), so one call says little and a batch says what the path
-  // costs.
+  // Calls through the cache are folded into one sample (their summed time
+  // over their summed bytes) until there are at least cached_batch_bytes
+  // of them and, for writes, cached_write_batch calls.  Most of them
+  // return at copy speed, and now and then one pays for many: a read waits
+  // for the next readahead window, a write for the dirty pages of many
+  // (throttling, writeback).  So one call says little and a batch says
+  // what the path costs.
+  uint64_t cached_batch_bytes = 16 << 20;
   uint32_t cached_write_batch = 8;
   // An exploration is a run of consecutive requests of a sequential stream
   // this long (or one request, if larger): a stream path's cost (kernel
@@ -181,12 +184,12 @@ class FsCosts {
   double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
   uint32_t explorations_[2][kSizeClasses] = {};   // so far: every fourth turn goes to a dearer path
-  // Cached writes not folded yet, per class and path (buffered, uncached).
+  // Calls through the cache not folded yet, per direction, class and path (buffered, uncached).
   struct Batch {
     uint32_t calls = 0;
     uint64_t bytes = 0;
     double ns = 0;
-  } pending_[kSizeClasses][2] = {};
+  } pending_[2][kSizeClasses][2] = {};
   bool dirty_ = false;
 };
 

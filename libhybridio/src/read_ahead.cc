@@ -227,12 +227,20 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
   return len;
 }
 
-void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats) {
+bool ReadAhead::busy() {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return false;
+  std::lock_guard<std::mutex> lock(w->mu);
+  return !w->empty();
+}
+
+void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold) {
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
   const bool sequential = offset == w->stream_end;
   w->stream_end = offset + len;
+  if (hold && sequential) return;
   // A window of fewer than two requests does no better than the request's
   // own chunks in flight.
   if (!sequential || ahead < 2 * len) {

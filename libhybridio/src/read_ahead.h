@@ -78,7 +78,11 @@ class ReadAhead {
   // (served or not): when it continues the previous one, keeps up to `ahead`
   // bytes of the following requests of the same size in flight, under a
   // read lease on the file behind `fd` (taken here when none is held).
-  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats);
+  // `hold`: nothing new is put in flight (what is there is still served).
+  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold = false);
+
+  // Whether the window has reads in flight or ready to be served.
+  bool busy();
 
   // Whether a window could run for the file behind `fd` now: a read lease
   // is held (taken here if possible).  The policy's HIO_FILE_READ_PIPELINE.
