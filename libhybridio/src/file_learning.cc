@@ -110,14 +110,15 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       starts_run = target != HIO_PATH_COUNT;
     }
   }
-  if (op == HIO_OP_READ && starts_run && target != HIO_PATH_DIRECT && d.path == HIO_PATH_DIRECT) {
+  if (op == HIO_OP_READ) {
     // Direct reads of this stream are in flight ahead of it (read_ahead.h):
     // a run through the cache now would compete with them for the device
     // and read their range again.  The window stops growing, the stream
-    // uses what it holds, and then the run starts.
-    const bool window_busy = ra_.busy();
-    ra_hold_.store(window_busy, std::memory_order_relaxed);
-    if (window_busy) return d;
+    // uses what it holds, and then the run starts.  Any other request
+    // lets the window grow again.
+    const bool hold = starts_run && target != HIO_PATH_DIRECT && d.path == HIO_PATH_DIRECT && ra_.busy();
+    if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
+    if (hold) return d;
   }
   if (target == HIO_PATH_COUNT) return d;
   const hio_path decided = d.path;
