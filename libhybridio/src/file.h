@@ -138,9 +138,6 @@ class File {
   // changed its path, and spends exploration credit on it when due.
   hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
                       hio_decision d, bool& probed, bool may_explore);
-  // Ends the exploration run of `op` and refunds what it did not use
-  // (under fs.mu and run_mu_).
-  void end_run(LearnedFs& fs, hio_op op);
   // Whether the execution of (req, d) is a sample of its path's cold cost
   // (a buffered read of cached pages is not, nor the first request of a
   // stream after a switch of path).

@@ -102,10 +102,10 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     fs.costs.account(op, len, d.path, dontcache_ok);
     std::lock_guard<std::mutex> run_lock(run_mu_);
     ExploreRun& run = runs_[op];
-    if (run.continues(req.offset, len) && run.decided == d.path) {
+    if (run.continues(req.offset, len, d.path)) {
       target = run.path;
     } else {
-      end_run(fs, op);
+      fs.costs.end_run(&run, op);
       target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
       starts_run = target != HIO_PATH_COUNT;
     }
@@ -150,12 +150,11 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     std::lock_guard<std::mutex> lock(fs.mu);
     std::lock_guard<std::mutex> run_lock(run_mu_);
     if (explored.path != target) {
-      if (!starts_run) end_run(fs, op);
+      if (!starts_run) fs.costs.end_run(&runs_[op], op);
       return d;
     }
     if (starts_run) {
-      fs.costs.spend(op, len, target, decided);
-      runs_[op].start(target, decided, req.offset, len, fs.costs.run_bytes(op, len, target));
+      fs.costs.start_run(&runs_[op], op, req.offset, len, target, decided);
     } else {
       runs_[op].advance(len);
     }
@@ -167,13 +166,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
         len);
   req = explore_req;
   return explored;
-}
-
-void File::end_run(LearnedFs& fs, hio_op op) {
-  ExploreRun& run = runs_[op];
-  const hio_path path = run.path, decided = run.decided;
-  const int c = run.start_class;
-  fs.costs.refund(op, c, run.end(), path, decided);
 }
 
 bool File::worth_measuring(const hio_request& req, const hio_decision& d) {

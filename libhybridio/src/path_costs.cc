@@ -236,20 +236,25 @@ hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool
   return next;
 }
 
-void FsCosts::spend(hio_op op, uint64_t len, hio_path explored, hio_path decided) {
+void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t len, hio_path explored,
+                        hio_path decided) {
   const int c = size_class(len);
   if (c < 0) return;
-  const uint64_t run = run_bytes(op, len, explored);
-  credit_[op][c] -= std::min(credit_[op][c], run * 100);
-  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, run) * 100);
+  const uint64_t bytes = run_bytes(op, len, explored);
+  credit_[op][c] -= std::min(credit_[op][c], bytes * 100);
+  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, bytes) * 100);
   last_explored_[op][c] = static_cast<uint8_t>(explored);
   ++explorations_[op][c];
+  run->start(explored, decided, offset, len, bytes);
 }
 
-void FsCosts::refund(hio_op op, int c, uint64_t bytes, hio_path explored, hio_path decided) {
-  if (c < 0 || c >= kSizeClasses || bytes == 0) return;
-  credit_[op][c] += bytes * 100;
-  time_credit_[op][c] += time_of(op, c, explored, decided, bytes) * 100;
+void FsCosts::end_run(ExploreRun* run, hio_op op) {
+  const hio_path explored = run->path, decided = run->decided;
+  const int c = run->start_class;
+  const uint64_t left = run->end();
+  if (c < 0 || c >= kSizeClasses || left == 0) return;
+  credit_[op][c] += left * 100;
+  time_credit_[op][c] += time_of(op, c, explored, decided, left) * 100;
 }
 
 LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {

@@ -98,6 +98,47 @@ bool prefers_dontcache(PackedVerdicts v, int c);
 // cache (~0 when the largest does; at most `configured` when none does).
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured);
 
+// A run of exploration on one stream (a file, one direction): the requests
+// that follow the first one without a gap go down the same path until the
+// run's bytes are used, so the path is measured as a stream of it, not as
+// one request in the middle of another path's.  A request that does not
+// follow, does not fit in what is left, or was decided differently, ends
+// the run.  FsCosts::start_run and end_run pay for it and refund what it
+// did not use.  A plain value; File keeps one per direction under a lock.
+struct ExploreRun {
+  hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: no run
+  hio_path decided = HIO_PATH_COUNT;
+  int start_class = -1;            // whose credit paid for it
+  uint64_t next_offset = 0;
+  uint64_t bytes_left = 0;
+
+  bool active() const { return path != HIO_PATH_COUNT; }
+  // Whether [offset, offset + len), which the policy sent down
+  // `decided_path`, goes on with the run.
+  bool continues(uint64_t offset, uint64_t len, hio_path decided_path) const {
+    return active() && offset == next_offset && len <= bytes_left && decided == decided_path;
+  }
+  void start(hio_path explored, hio_path decided_path, uint64_t offset, uint64_t len, uint64_t run_bytes) {
+    path = explored;
+    decided = decided_path;
+    start_class = size_class(len);
+    next_offset = offset + len;
+    bytes_left = run_bytes - len;
+    if (bytes_left == 0) path = HIO_PATH_COUNT;  // one request: done
+  }
+  void advance(uint64_t len) {
+    next_offset += len;
+    bytes_left -= len;
+    if (bytes_left == 0) path = HIO_PATH_COUNT;
+  }
+  // Ends the run; returns the bytes it did not use.
+  uint64_t end() {
+    const uint64_t left = active() ? bytes_left : 0;
+    *this = ExploreRun();
+    return left;
+  }
+};
+
 class FsCosts {
  public:
   explicit FsCosts(const LearnTuning& tuning = LearnTuning()) : tuning_(tuning) {}
@@ -140,13 +181,13 @@ class FsCosts {
   // times slower waits 100 times longer), so exploring costs at most about
   // explore_percent of the bytes and of the time.  The other paths take
   // turns.  An exploration is a run (ExploreRun, below) of run_bytes(len):
-  // the credit must cover all of it, spend() takes its price once its first
-  // request went there, and refund() gives back what a run ended early did
-  // not use.
+  // the credit must cover all of it, start_run() takes its price once its
+  // first request (at `offset`) went there, and end_run() gives back what
+  // a run ended early did not use.
   void account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok);
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
-  void spend(hio_op op, uint64_t len, hio_path explored, hio_path decided);
-  void refund(hio_op op, int c, uint64_t bytes, hio_path explored, hio_path decided);
+  void start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t len, hio_path explored, hio_path decided);
+  void end_run(ExploreRun* run, hio_op op);
   // The bytes of a run exploring `path` that starts with a request of
   // `len`: explore_run_bytes, or the request if larger; at most
   // min_samples + 1 requests while the path has no sample in that class
@@ -191,46 +232,6 @@ class FsCosts {
     double ns = 0;
   } pending_[2][kSizeClasses][2] = {};
   bool dirty_ = false;
-};
-
-// A run of exploration on one stream (a file, one direction): the requests
-// that follow the first one without a gap go down the same path until the
-// run's bytes are used, so the path is measured as a stream of it, not as
-// one request in the middle of another path's.  A request that does not
-// follow, or does not fit in what is left, ends the run (the caller
-// refunds what is left).  A plain value; File keeps one per direction
-// under a lock.
-struct ExploreRun {
-  hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: no run
-  hio_path decided = HIO_PATH_COUNT;
-  int start_class = -1;            // whose credit paid for it
-  uint64_t next_offset = 0;
-  uint64_t bytes_left = 0;
-
-  bool active() const { return path != HIO_PATH_COUNT; }
-  // Whether [offset, offset + len) goes on with the run.
-  bool continues(uint64_t offset, uint64_t len) const {
-    return active() && offset == next_offset && len <= bytes_left;
-  }
-  void start(hio_path explored, hio_path decided_path, uint64_t offset, uint64_t len, uint64_t run_bytes) {
-    path = explored;
-    decided = decided_path;
-    start_class = size_class(len);
-    next_offset = offset + len;
-    bytes_left = run_bytes - len;
-    if (bytes_left == 0) path = HIO_PATH_COUNT;  // one request: done
-  }
-  void advance(uint64_t len) {
-    next_offset += len;
-    bytes_left -= len;
-    if (bytes_left == 0) path = HIO_PATH_COUNT;
-  }
-  // Ends the run; returns the bytes it did not use.
-  uint64_t end() {
-    const uint64_t left = active() ? bytes_left : 0;
-    *this = ExploreRun();
-    return left;
-  }
 };
 
 // Whether a request's cost says what its path costs in a stream.  Not the

@@ -106,18 +106,13 @@ struct Stream {
     costs.account(op, len, path, true);
     ExploreRun& r = runs[op];
     hio_path target = HIO_PATH_COUNT;
-    if (r.continues(offset[op], len) && r.decided == path) {
+    if (r.continues(offset[op], len, path)) {
       target = r.path;
       r.advance(len);
     } else {
-      const hio_path explored_path = r.path, decided = r.decided;
-      const int c = r.start_class;
-      costs.refund(op, c, r.end(), explored_path, decided);
+      costs.end_run(&r, op);
       target = costs.explore_target(op, len, path, true);
-      if (target != HIO_PATH_COUNT) {
-        costs.spend(op, len, target, path);
-        r.start(target, path, offset[op], len, costs.run_bytes(op, len, target));
-      }
+      if (target != HIO_PATH_COUNT) costs.start_run(&r, op, offset[op], len, target, path);
     }
     if (target != HIO_PATH_COUNT) {
       explored += len;
