@@ -248,17 +248,26 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
 
   // A sequential read stream may go direct once a read pipeline is there
   // for it (policy.h, the `sequential` rule): ask only for such a stream.
-  // Where the stream began, note whether it began on uncached data: the
-  // kernel's readahead behind its first (buffered) requests then keeps
-  // the range ahead of it in the cache (in flight), which is no reason to
-  // keep the stream in the cache - and each buffered read there would
-  // start the next readahead.
+  // Where the stream began - its first request large enough for the
+  // pipeline, which may follow small ones such as a record header - note
+  // whether it began on uncached data: the kernel's readahead behind its
+  // first (buffered) requests then keeps the range ahead of it in the
+  // cache (in flight), which is no reason to keep the stream in the cache
+  // - and each buffered read there would start the next readahead.  Less
+  // than cached_percent cached counts as uncached there: what a small
+  // read before it read ahead.
   bool readahead_ahead = false;
+  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && req.seq_run == 0)
+    stream_start_judged_.store(false, std::memory_order_relaxed);
   if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && len >= cfg.stream_threshold &&
       engine_settings().read_ahead) {
-    if (req.seq_run == 0) {
+    if (!stream_start_judged_.load(std::memory_order_relaxed)) {
       CacheState start = probe_cache_sampled(offset, len, cfg.page_size);
-      stream_began_cold_.store(start.cached_pages == 0, std::memory_order_relaxed);
+      const uint64_t pages = hio_range_pages(offset, len, cfg.page_size);
+      stream_began_cold_.store(start.cached_pages >= 0 && !hio_at_least_percent(static_cast<uint64_t>(start.cached_pages),
+                                                                              pages, cfg.cached_percent),
+                               std::memory_order_relaxed);
+      stream_start_judged_.store(true, std::memory_order_relaxed);
     } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
       req.file_flags |= HIO_FILE_READ_PIPELINE;
       readahead_ahead = stream_began_cold_.load(std::memory_order_relaxed);
@@ -344,6 +353,10 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
                        d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED ? estimate_note(op, len) : "");
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
+  return execute_measured(req, d, buf);
+}
+
+ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf) {
   if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
   // Learned thresholds: the request's cost is measured (file_learning.cc).
   const bool measure = worth_measuring(req, d);
@@ -378,7 +391,8 @@ ssize_t File::read_uncached(hio_request r, char* buf, hio_rule rule) {
   if (rt_.trace().enabled()) rt_.trace().record(fd_, r, d);
   rt_.stats().count_rule(d.rule, r.length);
   rt_.stats().count_request(HIO_OP_READ, d.path);
-  return execute(r, d, buf);
+  // A direct read of the uncached part is a sample of direct reads of its size.
+  return execute_measured(r, d, buf);
 }
 
 bool File::read_partly_cached(const hio_request& req, char* buf, hio_rule rule, ssize_t* out) {

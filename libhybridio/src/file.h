@@ -151,6 +151,8 @@ class File {
   // "4M:buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
   std::string estimate_note(hio_op op, uint64_t len);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
+  // execute(), timed and learned from when the file's filesystem is learned.
+  ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
@@ -192,7 +194,8 @@ class File {
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
-  std::atomic<bool> stream_began_cold_{false};  // the read stream's first request found nothing cached
+  std::atomic<bool> stream_began_cold_{false};  // the read stream's first large request found little cached
+  std::atomic<bool> stream_start_judged_{false};  // ... and that request has come
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)

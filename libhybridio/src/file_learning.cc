@@ -84,7 +84,23 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       hio_policy_decide(&cfg, &req, &d);
     }
   }
-  if (!may_explore || !by_size(d.rule)) return d;
+  if (!may_explore) return d;
+  // The path the policy chose for this request as a member of its stream.
+  // A read the cache decided (read_cached) still belongs to a stream that
+  // goes off the cache when only part of it is cached (kernel readahead
+  // behind a small read before it), or when the cached part is what the
+  // exploration run's own stream read ahead: the run goes on over it.
+  hio_path decided = by_size(d.rule) ? d.path : HIO_PATH_COUNT;
+  if (req.op == HIO_OP_READ && d.rule == HIO_RULE_READ_CACHED) {
+    hio_rule cold_rule;
+    {
+      std::lock_guard<std::mutex> run_lock(run_mu_);
+      const ExploreRun& run = runs_[HIO_OP_READ];
+      if (run.continues(req.offset, req.length, run.decided)) decided = run.decided;
+    }
+    if (decided == HIO_PATH_COUNT && direct_if_uncached(req, &cold_rule)) decided = HIO_PATH_DIRECT;
+  }
+  if (decided == HIO_PATH_COUNT) return d;
 
   // Exploration: when the byte credit covers a run of requests, this one
   // and those that follow it in the stream go down the least measured
@@ -99,14 +115,14 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
     if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
-    fs.costs.account(op, len, d.path, dontcache_ok);
+    fs.costs.account(op, len, decided, dontcache_ok);
     std::lock_guard<std::mutex> run_lock(run_mu_);
     ExploreRun& run = runs_[op];
-    if (run.continues(req.offset, len, d.path)) {
+    if (run.continues(req.offset, len, decided)) {
       target = run.path;
     } else {
       fs.costs.end_run(&run, op);
-      target = fs.costs.explore_target(op, len, d.path, dontcache_ok);
+      target = fs.costs.explore_target(op, len, decided, dontcache_ok);
       starts_run = target != HIO_PATH_COUNT;
     }
   }
@@ -116,12 +132,11 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // and read their range again.  The window stops growing, the stream
     // uses what it holds, and then the run starts.  Any other request
     // lets the window grow again.
-    const bool hold = starts_run && target != HIO_PATH_DIRECT && d.path == HIO_PATH_DIRECT && ra_.busy();
+    const bool hold = starts_run && target != HIO_PATH_DIRECT && decided == HIO_PATH_DIRECT && ra_.busy();
     if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
     if (hold) return d;
   }
   if (target == HIO_PATH_COUNT) return d;
-  const hio_path decided = d.path;
   hio_policy_config explore = base;
   const uint64_t threshold = target == HIO_PATH_BUFFERED ? ~0ULL : 1;
   explore.write_threshold = explore.read_threshold = explore.stream_threshold = threshold;
@@ -156,7 +171,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     if (starts_run) {
       fs.costs.start_run(&runs_[op], op, req.offset, len, target, decided);
     } else {
-      runs_[op].advance(len);
+      runs_[op].advance(req.offset, len);
     }
   }
   Stats& s = rt_.stats();

@@ -58,15 +58,22 @@ bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return false;
   if (path != HIO_PATH_DIRECT) {
-    Batch& b = pending_[op][c][path == HIO_PATH_DONTCACHE];
+    Batch& b = pending_[op][path == HIO_PATH_DONTCACHE];
     ++b.calls;
     b.bytes += len;
     b.ns += static_cast<double>(ns);
+    b.class_bytes[c] += len;
     if (b.calls < (op == HIO_OP_WRITE ? tuning_.cached_write_batch : 1) || b.bytes < tuning_.cached_batch_bytes)
       return false;
     const Batch full = b;
     b = Batch();
-    return fold_sample(op, c, path, full.bytes, full.ns);
+    bool moved = false;
+    for (int k = 0; k < kSizeClasses; ++k) {
+      if (!full.class_bytes[k]) continue;
+      const double share = full.ns * static_cast<double>(full.class_bytes[k]) / static_cast<double>(full.bytes);
+      moved |= fold_sample(op, k, path, full.class_bytes[k], share);
+    }
+    return moved;
   }
   return fold_sample(op, c, path, len, static_cast<double>(ns));
 }

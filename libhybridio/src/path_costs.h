@@ -60,7 +60,10 @@ struct LearnTuning {
   // return at copy speed, and now and then one pays for many: a read waits
   // for the next readahead window, a write for the dirty pages of many
   // (throttling, writeback).  So one call says little and a batch says
-  // what the path costs.
+  // what the path costs.  A batch gathers calls of every size class (in
+  // a stream through the cache, the kernel's readahead and writeback set
+  // the pace, not the size of a call), and each class with calls in it
+  // takes the batch's cost as one sample.
   uint64_t cached_batch_bytes = 16 << 20;
   uint32_t cached_write_batch = 8;
   // An exploration is a run of consecutive requests of a sequential stream
@@ -99,12 +102,18 @@ bool prefers_dontcache(PackedVerdicts v, int c);
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured);
 
 // A run of exploration on one stream (a file, one direction): the requests
-// that follow the first one without a gap go down the same path until the
-// run's bytes are used, so the path is measured as a stream of it, not as
-// one request in the middle of another path's.  A request that does not
-// follow, does not fit in what is left, or was decided differently, ends
-// the run.  FsCosts::start_run and end_run pay for it and refund what it
-// did not use.  A plain value; File keeps one per direction under a lock.
+// that follow the first one go down the same path until the run's bytes
+// are used, so the path is measured as a stream of it, not as one request
+// in the middle of another path's.  A request follows when it starts at
+// most kRunGapBytes after the previous one ended: calls too small to be
+// learned (a checkpoint's record headers, its small tensors) lie between
+// the large ones of one stream, and they take no part in the run.  A
+// request that does not follow, does not fit in what is left, or was
+// decided differently, ends the run.  FsCosts::start_run and end_run pay
+// for it and refund what it did not use.  A plain value; File keeps one
+// per direction under a lock.
+constexpr uint64_t kRunGapBytes = 1 << 20;
+
 struct ExploreRun {
   hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: no run
   hio_path decided = HIO_PATH_COUNT;
@@ -116,7 +125,8 @@ struct ExploreRun {
   // Whether [offset, offset + len), which the policy sent down
   // `decided_path`, goes on with the run.
   bool continues(uint64_t offset, uint64_t len, hio_path decided_path) const {
-    return active() && offset == next_offset && len <= bytes_left && decided == decided_path;
+    return active() && offset >= next_offset && offset - next_offset <= kRunGapBytes && len <= bytes_left &&
+           decided == decided_path;
   }
   void start(hio_path explored, hio_path decided_path, uint64_t offset, uint64_t len, uint64_t run_bytes) {
     path = explored;
@@ -126,8 +136,8 @@ struct ExploreRun {
     bytes_left = run_bytes - len;
     if (bytes_left == 0) path = HIO_PATH_COUNT;  // one request: done
   }
-  void advance(uint64_t len) {
-    next_offset += len;
+  void advance(uint64_t offset, uint64_t len) {
+    next_offset = offset + len;
     bytes_left -= len;
     if (bytes_left == 0) path = HIO_PATH_COUNT;
   }
@@ -225,12 +235,13 @@ class FsCosts {
   double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
   uint32_t explorations_[2][kSizeClasses] = {};   // so far: every fourth turn goes to a dearer path
-  // Calls through the cache not folded yet, per direction, class and path (buffered, uncached).
+  // Calls through the cache not folded yet, per direction and path (buffered, uncached).
   struct Batch {
     uint32_t calls = 0;
     uint64_t bytes = 0;
     double ns = 0;
-  } pending_[2][kSizeClasses][2] = {};
+    uint64_t class_bytes[kSizeClasses] = {};
+  } pending_[2][2] = {};
   bool dirty_ = false;
 };
 

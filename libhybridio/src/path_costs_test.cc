@@ -92,6 +92,7 @@ struct Stream {
   double time = 0, explored_time = 0;
   ExploreRun runs[2];
   uint64_t offset[2] = {0, 0};
+  uint64_t gap = 0;  // bytes of calls too small to be learned between two requests
   hio_path previous[2] = {HIO_PATH_COUNT, HIO_PATH_COUNT};
 
   explicit Stream(const LearnTuning& t = LearnTuning()) : costs(t) {}
@@ -108,7 +109,7 @@ struct Stream {
     hio_path target = HIO_PATH_COUNT;
     if (r.continues(offset[op], len, path)) {
       target = r.path;
-      r.advance(len);
+      r.advance(offset[op], len);
     } else {
       costs.end_run(&r, op);
       target = costs.explore_target(op, len, path, true);
@@ -123,7 +124,7 @@ struct Stream {
     const bool switched = previous[op] != path && previous[op] != HIO_PATH_COUNT;
     const double per_byte = op == HIO_OP_WRITE ? dev.write_cost(path, len) : dev.read_cost(path, len, switched);
     previous[op] = path;
-    offset[op] += len;
+    offset[op] += len + gap;
     const double ns = per_byte * static_cast<double>(len) * jitter.next();
     time += ns;
     if (target != HIO_PATH_COUNT) explored_time += ns;
@@ -164,6 +165,32 @@ TEST(PathCosts, ReadThresholdMovesToTheMeasuredCrossover) {
   for (int round = 0; round < 1000; ++round)
     for (uint64_t len = 1 * M; len <= 64 * M; len *= 2) t.run(HIO_OP_READ, len, 8 * M, dev);
   EXPECT_EQ(t.threshold(HIO_OP_READ, 8 * M), 2 * M);
+}
+
+TEST(PathCosts, CallsThroughTheCacheAreMeasuredInBatchesOfEveryClass) {
+  // A restore's records of 1, 2 and 4 MiB read uncached: no call is a
+  // sample on its own; 16 MiB of them are one sample of each class they
+  // came from, at the batch's cost per byte.  Direct reads are samples
+  // one by one.
+  FsCosts costs;
+  const int c1 = size_class(1 * M), c2 = size_class(2 * M), c4 = size_class(4 * M);
+  uint64_t bytes = 0, ns = 0;
+  for (uint64_t len : {1 * M, 4 * M, 2 * M, 4 * M, 1 * M}) {
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, len, len);  // 1 ns/byte
+    bytes += len;
+    ns += len;
+  }
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DONTCACHE).samples, 0u) << bytes << " bytes so far";
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 4 * M, 4 * M * 4);  // the one that waited: 4 ns/byte
+  bytes += 4 * M;
+  ns += 16 * M;
+  for (int c : {c1, c2, c4}) {
+    EXPECT_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 1u) << class_floor(c);
+    EXPECT_DOUBLE_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).ns_per_byte, double(ns) / double(bytes));
+  }
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, size_class(8 * M), HIO_PATH_DONTCACHE).samples, 0u);
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 1 * M);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DIRECT).samples, 1u);
 }
 
 TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
@@ -251,6 +278,41 @@ TEST(PathCosts, AnExplorationIsARunOfTheStream) {
       EXPECT_EQ(settled_at, 0u) << "one request at a time, the switch is what gets measured";
     }
   }
+}
+
+TEST(PathCosts, ARunGoesOnOverCallsTooSmallToBeLearned) {
+  ExploreRun run;
+  run.start(HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, 0, 1 * M, 16 * M);
+  EXPECT_TRUE(run.continues(1 * M, 1 * M, HIO_PATH_DIRECT));
+  EXPECT_TRUE(run.continues(1 * M + 64, 1 * M, HIO_PATH_DIRECT)) << "a record header between two records";
+  EXPECT_TRUE(run.continues(1 * M + kRunGapBytes, 1 * M, HIO_PATH_DIRECT));
+  EXPECT_FALSE(run.continues(1 * M + kRunGapBytes + 1, 1 * M, HIO_PATH_DIRECT)) << "another part of the file";
+  EXPECT_FALSE(run.continues(1 * M - 4096, 1 * M, HIO_PATH_DIRECT)) << "backwards";
+  EXPECT_FALSE(run.continues(1 * M, 1 * M, HIO_PATH_BUFFERED)) << "decided otherwise";
+  EXPECT_FALSE(run.continues(1 * M, 16 * M, HIO_PATH_DIRECT)) << "more than the run has left";
+  run.advance(1 * M + 64, 1 * M);
+  EXPECT_TRUE(run.continues(2 * M + 64, 1 * M, HIO_PATH_DIRECT));
+  EXPECT_FALSE(run.continues(2 * M, 1 * M, HIO_PATH_DIRECT)) << "the run moved past it";
+
+  // The device of AnExplorationIsARunOfTheStream, read as a checkpoint
+  // restore reads: a 64-byte record header (buffered, not learned) before
+  // every 1 MiB record.  The runs go over the headers and uncached is found.
+  Device dev;
+  dev.direct = 0.9;
+  dev.dontcache = 0.7;
+  dev.buffered = 1.4;
+  dev.switch_penalty = 40;
+  Stream s;
+  s.gap = 64;
+  s.jitter = Jitter(0.1, 11);
+  uint64_t settled_at = 0;
+  for (uint64_t done = 0; done < 8 * G && !settled_at; done += 1 * M) {
+    s.run(HIO_OP_READ, 1 * M, 1 * M, dev);
+    if (prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(1 * M))) settled_at = done + 1 * M;
+  }
+  EXPECT_GT(settled_at, 0u);
+  EXPECT_LE(s.explored * 100, s.bytes * 3);
+  RecordProperty("settled_after_bytes", std::to_string(settled_at));
 }
 
 TEST(PathCosts, UncachedWritesThatStallNowAndThenStillBeatDirect) {
