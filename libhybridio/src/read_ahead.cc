@@ -35,7 +35,21 @@ uint64_t staging_budget() {
   return std::min(ReadAhead::kProcessLimit, (headroom + g_staged.load(std::memory_order_relaxed)) / 4);
 }
 
-constexpr unsigned kRingEntries = 64;  // the most requests a window keeps in flight
+constexpr unsigned kRingEntries = 64;  // the most blocks a window keeps in flight
+constexpr uint64_t kMinBlock = 1 << 20;
+// A read that starts at most this far past the end of the previous one
+// continues the stream: the calls between them were too small to go direct
+// (a record's header, a small tensor) and went through the page cache.
+constexpr uint64_t kStreamGap = 1 << 20;
+
+// The window reads blocks of this size at multiples of it (aligned for any
+// direct I/O alignment up to 1 MiB): 1 MiB, or more when the window is
+// larger than 32 of them.
+uint64_t block_size(uint64_t ahead) {
+  uint64_t block = kMinBlock;
+  while (block * (kRingEntries / 2) < ahead) block <<= 1;
+  return block;
+}
 
 }  // namespace
 
@@ -45,6 +59,7 @@ struct ReadAhead::Window {
     uint64_t len = 0;
     PoolBuffer buf;
     bool done = false;
+    bool checked = false;  // res has been through chunk_result()
     int res = 0;
   };
 
@@ -66,6 +81,7 @@ struct ReadAhead::Window {
   PoolBuffer spare[kRingEntries];  // released staging buffers of the current size
   unsigned nspare = 0;
   std::atomic<uint64_t> staged{0};
+  uint64_t block = 0;          // bytes of every slot's read (block_size())
   uint64_t stream_end = ~0ULL;  // where the previous direct read ended
   ReadLease lease;             // what keeps the window's bytes current (read_ahead.h)
   uint64_t lease_generation = 0;  // the lease generation everything in the window was read under
@@ -198,30 +214,69 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
   if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
   std::lock_guard<std::mutex> lock(w->mu);
   if (w->empty()) return 0;
-  Window::Slot& s = w->front();
-  // Not what the window holds (a read elsewhere or of another size), or the ring failed.
-  if (s.offset != offset || s.len != len || !w->wait(0)) {
+  const uint64_t end = offset + len;
+  if (end > w->size) {
+    w->clear();  // past the end of the file as the lease saw it: the caller's read says where it ends
+    return 0;
+  }
+  // Only a read the window holds all of: anything else (a read elsewhere,
+  // past what is in flight) gives it up.
+  if (offset < w->front().offset || end > w->back().offset + w->back().len) {
     w->drop_unused(stats);
     return 0;
   }
-  const int res = chunk_result(HIO_OP_READ, w->lease.fd(), s.buf.data(), len, offset, s.res, stats);
-  // Failed or short, or the lease it was read under is gone: the caller's
-  // own read says what is there.  The lease is checked after this read
-  // began (read_ahead.h has the argument).
-  if (res < 0 || static_cast<uint64_t>(res) != len || !w->lease.valid(w->lease_generation)) {
-    w->drop_unused(stats);
-    return 0;
-  }
-  if (transparent_mode()) {
-    if (copy_checked(s.buf.data(), buf, len, false) != len) {
-      w->drop_unused(stats);  // the caller's memory ends: its own read reports where
+  // Blocks wholly behind the read: the stream has gone past them (served,
+  // or skipped over calls that went through the page cache).
+  while (w->front().offset + w->front().len <= offset) {
+    if (!w->wait(0)) {
+      w->drop_unused(stats);
       return 0;
     }
-  } else {
-    memcpy(buf, s.buf.data(), len);
+    w->release(w->front());
+    w->pop_front();
   }
-  w->release(s);
-  w->pop_front();
+  // Every block it needs must have read all of its part: a failed or short
+  // read (EOF) is the caller's own read's to report.
+  size_t needed = 0;
+  while (needed < w->count && w->at(needed).offset < end) ++needed;
+  for (size_t i = 0; i < needed; ++i) {
+    Window::Slot& b = w->at(i);
+    if (!w->wait(i)) {
+      w->drop_unused(stats);
+      return 0;
+    }
+    if (!b.checked) b.res = chunk_result(HIO_OP_READ, w->lease.fd(), b.buf.data(), b.len, b.offset, b.res, stats);
+    b.checked = true;  // a block serves several reads: its failure is retried or injected once
+    const int res = b.res;
+    if (res < 0 || b.offset + static_cast<uint64_t>(res) < std::min(end, b.offset + b.len)) {
+      w->drop_unused(stats);
+      return 0;
+    }
+  }
+  // The lease it was read under must still be held (read_ahead.h has the
+  // argument): checked after this read began, before anything is copied.
+  if (!w->lease.valid(w->lease_generation)) {
+    w->drop_unused(stats);
+    return 0;
+  }
+  for (size_t i = 0; i < needed; ++i) {
+    Window::Slot& b = w->at(i);
+    const uint64_t from = std::max(offset, b.offset), to = std::min(end, b.offset + b.len);
+    char* src = b.buf.data() + (from - b.offset);
+    char* dst = buf + (from - offset);
+    if (transparent_mode()) {
+      if (copy_checked(src, dst, to - from, false) != to - from) {
+        w->drop_unused(stats);  // the caller's memory ends: its own read reports where
+        return 0;
+      }
+    } else {
+      memcpy(dst, src, to - from);
+    }
+  }
+  while (!w->empty() && w->front().offset + w->front().len <= end) {
+    w->release(w->front());
+    w->pop_front();
+  }
   stats.add(stats.read_ahead_hits);
   stats.add(stats.read_ahead_bytes, len);
   return len;
@@ -238,7 +293,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
-  const bool sequential = offset == w->stream_end;
+  const bool sequential = w->stream_end != ~0ULL && offset >= w->stream_end && offset - w->stream_end <= kStreamGap;
   w->stream_end = offset + len;
   if (hold && sequential) return;
   // A window of fewer than two requests does no better than the request's
@@ -259,19 +314,23 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
     if (sys().fstat(w->lease.fd(), &st) != 0) return;
     w->lease_generation = generation;
     w->size = static_cast<uint64_t>(st.st_size);
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if (w->nspare && w->spare[0].size() != (len + page - 1) / page * page) w->drop_spares();
+    const uint64_t block = block_size(ahead);
+    if (w->block != block) w->drop_spares();
+    w->block = block;
   }
+  const uint64_t block = w->block;
   const int lfd = w->lease.fd();
-  uint64_t next = w->empty() ? offset + len : w->back().offset + w->back().len;
+  // From the block the read ended in (the next read may start there) to
+  // `ahead` bytes past its end, within the size seen at the start: a block
+  // at the end of the file reads short, and only what it read is served.
+  uint64_t next = w->empty() ? (offset + len) / block * block : w->back().offset + w->back().len;
+  const uint64_t until = std::min(offset + len + ahead, w->size);
   unsigned queued = 0;
-  // Only whole requests within the size seen at the start: the last, short
-  // one is the caller's own read, which reports EOF itself.
-  while (w->count < kRingEntries && (w->count + 1) * len <= ahead && next + len <= w->size) {
+  while (w->count < kRingEntries && next < until) {
     io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);
     if (!sqe) break;
     Window::Slot s;
-    if (!w->acquire(len, &s.buf)) {
+    if (!w->acquire(block, &s.buf)) {
       // No memory for it: hand the entry back as a no-op nobody waits for.
       io_uring_prep_nop(sqe);
       io_uring_sqe_set_data64(sqe, ~0ULL);
@@ -279,11 +338,11 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
       break;
     }
     s.offset = next;
-    s.len = len;
-    io_uring_prep_read(sqe, lfd, s.buf.data(), static_cast<unsigned>(len), next);
+    s.len = block;
+    io_uring_prep_read(sqe, lfd, s.buf.data(), static_cast<unsigned>(block), next);
     io_uring_sqe_set_data64(sqe, w->front_seq + w->count);
     w->push_back(std::move(s));
-    next += len;
+    next += block;
     ++queued;
   }
   if (!queued) return;

@@ -5,13 +5,18 @@
 // chunks in flight, and the device idles between calls: on the development
 // VM that read 1.4-1.6 GB/s where fio with eight 4 MiB reads in flight read
 // 2.7-3.2 GB/s.  Once two direct reads of a file follow each other, the
-// window keeps the next requests of the same size in flight (up to
-// HYBRIDIO_READ_AHEAD bytes) in aligned staging buffers from the NUMA-local
-// pool, on a ring of the file's own; a read that matches the front of the
-// window waits for it and copies it out.  Anything else - a read elsewhere,
-// of another size, a failed or short read-ahead - gives the window up and
-// the read is done as without read-ahead, so errors and EOF are reported
-// exactly by the caller's own read.
+// window keeps the file's next HYBRIDIO_READ_AHEAD bytes in flight, as
+// blocks of 1 MiB (more for windows over 32 MiB) at multiples of the block
+// size, in aligned staging buffers from the NUMA-local pool, on a ring of
+// the file's own.  A stream need not be made of equal, adjacent requests:
+// a checkpoint restore reads records of every size with a small header
+// between them, and the headers go through the page cache while the
+// records come from the window (a read that starts up to 1 MiB past the
+// previous one's end continues the stream).  A read the window holds all
+// of waits for its blocks and copies them out.  Anything else - a read
+// elsewhere, past what is in flight, a failed or short read-ahead - gives
+// the window up and the read is done as without read-ahead, so errors and
+// EOF are reported exactly by the caller's own read.
 //
 // Coherence: never a stale byte.  A window only runs under a kernel read
 // lease (read_lease.h) on a read-only O_DIRECT descriptor of its own, and
@@ -75,9 +80,9 @@ class ReadAhead {
   uint64_t serve(char* buf, uint64_t len, uint64_t offset, Stats& stats);
 
   // After a direct read of [offset, offset + len) that transferred all of it
-  // (served or not): when it continues the previous one, keeps up to `ahead`
-  // bytes of the following requests of the same size in flight, under a
-  // read lease on the file behind `fd` (taken here when none is held).
+  // (served or not): when it continues the previous one (starts at or up to
+  // 1 MiB after its end), keeps the `ahead` bytes after it in flight, under
+  // a read lease on the file behind `fd` (taken here when none is held).
   // `hold`: nothing new is put in flight (what is there is still served).
   void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold = false);
 

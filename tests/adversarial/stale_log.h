@@ -26,6 +26,7 @@ constexpr uint64_t kBlocks = 64;
 
 struct StaleLog {
   std::atomic<uint64_t> ready;                 // the writer wrote the initial file
+  std::atomic<uint64_t> go;                    // the reader lets the writer start changing the file
   std::atomic<uint64_t> stop;                  // the reader asks the writer to end
   std::atomic<uint64_t> seq;                   // the last sequence number the writer issued
   std::atomic<uint64_t> floor[kBlocks];

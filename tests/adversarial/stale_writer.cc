@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   for (uint64_t b = 0; b < kBlocks; ++b) log->floor[b].store(1);
   log->ready.store(1);
 
+  // The reader's first reads are left alone, so that its pipeline surely
+  // runs once (when and how long it runs after that is up to the changes).
+  while (!log->go.load() && !log->stop.load()) usleep(1000);
   std::mt19937_64 rng(getpid());
   uint64_t size_blocks = kBlocks;
   while (!log->stop.load()) {
