@@ -136,6 +136,16 @@ struct Stream {
   // As File does: the flush costs buffered_flush per buffered byte it
   // writes back (uncached bytes began their writeback as they were
   // written: nothing here), and FsCosts::charge_flush spreads it.
+  // Requests of `len` (configured threshold `configured`) until the class
+  // prefers the uncached path; the bytes that took, 0 if not within `limit`.
+  uint64_t bytes_until_uncached(hio_op op, uint64_t len, uint64_t configured, const Device& dev, uint64_t limit) {
+    for (uint64_t done = 0; done < limit;) {
+      run(op, len, configured, dev);
+      done += len;
+      if (prefers_dontcache(costs.packed(op), size_class(len))) return done;
+    }
+    return 0;
+  }
   void sync(const Device& dev) {
     uint64_t buffered = 0;
     for (uint64_t n : unsynced[0]) buffered += n;
@@ -264,11 +274,7 @@ TEST(PathCosts, AnExplorationIsARunOfTheStream) {
     dev.switch_penalty = 40;
     Stream s(t);
     s.jitter = Jitter(0.1, 11);
-    uint64_t settled_at = 0;
-    for (uint64_t done = 0; done < 8 * G && !settled_at; done += 1 * M) {
-      s.run(HIO_OP_READ, 1 * M, 1 * M, dev);  // configured: direct at 1 MiB
-      if (prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(1 * M))) settled_at = done + 1 * M;
-    }
+    const uint64_t settled_at = s.bytes_until_uncached(HIO_OP_READ, 1 * M, 1 * M, dev, 8 * G);  // configured: direct
     if (run_bytes) {
       EXPECT_GT(settled_at, 0u) << "uncached: " << s.costs.rate(HIO_OP_READ, size_class(1 * M), HIO_PATH_DONTCACHE)
                                 << " B/s, direct: " << s.costs.rate(HIO_OP_READ, size_class(1 * M), HIO_PATH_DIRECT);
@@ -305,11 +311,7 @@ TEST(PathCosts, ARunGoesOnOverCallsTooSmallToBeLearned) {
   Stream s;
   s.gap = 64;
   s.jitter = Jitter(0.1, 11);
-  uint64_t settled_at = 0;
-  for (uint64_t done = 0; done < 8 * G && !settled_at; done += 1 * M) {
-    s.run(HIO_OP_READ, 1 * M, 1 * M, dev);
-    if (prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(1 * M))) settled_at = done + 1 * M;
-  }
+  const uint64_t settled_at = s.bytes_until_uncached(HIO_OP_READ, 1 * M, 1 * M, dev, 8 * G);
   EXPECT_GT(settled_at, 0u);
   EXPECT_LE(s.explored * 100, s.bytes * 3);
   RecordProperty("settled_after_bytes", std::to_string(settled_at));
@@ -332,11 +334,7 @@ TEST(PathCosts, UncachedWritesThatStallNowAndThenStillBeatDirect) {
   Stream s;
   s.syncs_every = 256;
   s.jitter = Jitter(0.1, 3);
-  uint64_t settled_at = 0;
-  for (uint64_t done = 0; done < 16 * G && !settled_at; done += 4 * M) {
-    s.run(HIO_OP_WRITE, 4 * M, 2 * M, dev);  // configured: direct at 4 MiB
-    if (prefers_dontcache(s.costs.packed(HIO_OP_WRITE), size_class(4 * M))) settled_at = done + 4 * M;
-  }
+  const uint64_t settled_at = s.bytes_until_uncached(HIO_OP_WRITE, 4 * M, 2 * M, dev, 16 * G);  // configured: direct
   EXPECT_GT(settled_at, 0u) << "uncached: " << s.costs.rate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE)
                             << " B/s, direct: " << s.costs.rate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DIRECT);
   RecordProperty("settled_after_bytes", std::to_string(settled_at));
