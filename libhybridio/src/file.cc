@@ -257,20 +257,20 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
   // than cached_percent cached counts as uncached there: what a small
   // read before it read ahead.
   bool readahead_ahead = false;
-  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && req.seq_run == 0)
-    stream_start_judged_.store(false, std::memory_order_relaxed);
-  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID && len >= cfg.stream_threshold &&
-      engine_settings().read_ahead) {
-    if (!stream_start_judged_.load(std::memory_order_relaxed)) {
-      CacheState start = probe_cache_sampled(offset, len, cfg.page_size);
-      const uint64_t pages = hio_range_pages(offset, len, cfg.page_size);
-      stream_began_cold_.store(start.cached_pages >= 0 && !hio_at_least_percent(static_cast<uint64_t>(start.cached_pages),
-                                                                              pages, cfg.cached_percent),
-                               std::memory_order_relaxed);
-      stream_start_judged_.store(true, std::memory_order_relaxed);
-    } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
-      req.file_flags |= HIO_FILE_READ_PIPELINE;
-      readahead_ahead = stream_began_cold_.load(std::memory_order_relaxed);
+  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID) {
+    if (req.seq_run == 0) stream_start_.store(StreamStart::kUnjudged, std::memory_order_relaxed);
+    if (len >= cfg.stream_threshold && engine_settings().read_ahead) {
+      const StreamStart start = stream_start_.load(std::memory_order_relaxed);
+      if (start == StreamStart::kUnjudged) {
+        const CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
+        const uint64_t pages = hio_range_pages(offset, len, cfg.page_size);
+        const bool cold = cache.cached_pages >= 0 &&
+                          !hio_at_least_percent(static_cast<uint64_t>(cache.cached_pages), pages, cfg.cached_percent);
+        stream_start_.store(cold ? StreamStart::kCold : StreamStart::kCached, std::memory_order_relaxed);
+      } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
+        req.file_flags |= HIO_FILE_READ_PIPELINE;
+        readahead_ahead = start == StreamStart::kCold;
+      }
     }
   }
   // Memory pressure only matters for requests it could push over a threshold.

@@ -194,8 +194,10 @@ class File {
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
-  std::atomic<bool> stream_began_cold_{false};  // the read stream's first large request found little cached
-  std::atomic<bool> stream_start_judged_{false};  // ... and that request has come
+  // How the read stream began: its first large request not come yet, or
+  // it found little (kCold) or much (kCached) of its range cached.
+  enum class StreamStart : uint8_t { kUnjudged, kCold, kCached };
+  std::atomic<StreamStart> stream_start_{StreamStart::kUnjudged};
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
