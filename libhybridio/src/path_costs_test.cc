@@ -258,20 +258,25 @@ TEST(PathCosts, UncachedIsPreferredWhereItBeatsDirect) {
   EXPECT_FALSE(prefers_dontcache(s.costs.packed(HIO_OP_READ), size_class(4 * M)));
 }
 
+// What the development VM showed for cold 1 MiB reads: uncached reads in a
+// stream of them ride the kernel's readahead (0.7 ns/byte), while one in
+// the middle of a direct stream starts it over and took 30 ns/byte.
+Device readahead_restarts() {
+  Device dev;
+  dev.direct = 0.9;
+  dev.dontcache = 0.7;
+  dev.buffered = 1.4;
+  dev.switch_penalty = 40;
+  return dev;
+}
+
 TEST(PathCosts, AnExplorationIsARunOfTheStream) {
-  // What the development VM showed for cold 1 MiB reads: uncached reads in
-  // a stream of them ride the kernel's readahead (0.7 ns/byte), while one
-  // in the middle of a direct stream starts it over and took 30 ns/byte.
   // Explored as runs of the stream, uncached is found cheaper than direct;
   // explored one request at a time (runs of one request), never.
   for (uint64_t run_bytes : {16 * M, uint64_t{0}}) {
     LearnTuning t;
     t.explore_run_bytes = run_bytes;
-    Device dev;
-    dev.direct = 0.9;
-    dev.dontcache = 0.7;
-    dev.buffered = 1.4;
-    dev.switch_penalty = 40;
+    const Device dev = readahead_restarts();
     Stream s(t);
     s.jitter = Jitter(0.1, 11);
     const uint64_t settled_at = s.bytes_until_uncached(HIO_OP_READ, 1 * M, 1 * M, dev, 8 * G);  // configured: direct
@@ -303,11 +308,7 @@ TEST(PathCosts, ARunGoesOnOverCallsTooSmallToBeLearned) {
   // The device of AnExplorationIsARunOfTheStream, read as a checkpoint
   // restore reads: a 64-byte record header (buffered, not learned) before
   // every 1 MiB record.  The runs go over the headers and uncached is found.
-  Device dev;
-  dev.direct = 0.9;
-  dev.dontcache = 0.7;
-  dev.buffered = 1.4;
-  dev.switch_penalty = 40;
+  const Device dev = readahead_restarts();
   Stream s;
   s.gap = 64;
   s.jitter = Jitter(0.1, 11);
