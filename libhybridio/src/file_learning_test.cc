@@ -127,21 +127,34 @@ TEST_F(FileLearning, ARestoreOfRecordsWithHeadersIsMeasuredAndExplored) {
   ASSERT_EQ(hio_close(f), 0);
   ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);  // as a restore opens it: the read pipeline may lease it
   hio_stats_reset();
+  // Exploration waits for credit in time as well as bytes, priced with what
+  // direct reads are measured to take, which moves with the machine's
+  // load: up to three cold restores, until one explored.
+  constexpr int kMostPasses = 3;
+  int passes = 0;
+  uint64_t explored = 0;
   std::vector<char> back(data.size());
-  for (size_t at = 0; at < back.size(); at += kHeader + kRecord) {
-    ASSERT_EQ(hio_pread(f, back.data() + at, kHeader, static_cast<off_t>(at)), static_cast<ssize_t>(kHeader));
-    ASSERT_EQ(hio_pread(f, back.data() + at + kHeader, kRecord, static_cast<off_t>(at + kHeader)),
-              static_cast<ssize_t>(kRecord));
+  while (passes < kMostPasses && explored <= kRecord) {
+    ++passes;
+    posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+    for (size_t at = 0; at < back.size(); at += kHeader + kRecord) {
+      ASSERT_EQ(hio_pread(f, back.data() + at, kHeader, static_cast<off_t>(at)), static_cast<ssize_t>(kHeader));
+      ASSERT_EQ(hio_pread(f, back.data() + at + kHeader, kRecord, static_cast<off_t>(at + kHeader)),
+                static_cast<ssize_t>(kRecord));
+    }
+    EXPECT_TRUE(back == data) << "every byte as written, pass " << passes;
+    const hio_stats s = stats();
+    explored = s.learn_explored_buffered + s.learn_explored_direct + s.learn_explored_dontcache;
   }
-  EXPECT_TRUE(back == data) << "every byte as written";
   ASSERT_EQ(hio_close(f), 0);
 
   const hio_stats s = stats();
-  EXPECT_GE(hio_stats_rule_bytes(&s, HIO_RULE_SEQUENTIAL), kRecords / 2 * kRecord) << "the records went direct";
-  EXPECT_GE(s.learn_samples, kRecords * 3 / 4) << "nearly every record, or its uncached part, is a sample";
-  const uint64_t explored = s.learn_explored_buffered + s.learn_explored_direct + s.learn_explored_dontcache;
-  EXPECT_GT(explored, kRecord) << "an exploration run went on over the headers";
-  EXPECT_LE(explored * 100, 3 * data.size() + 100 * 4 * kRecord) << "at most 3 % of the bytes, and one run's rounding";
+  EXPECT_GE(hio_stats_rule_bytes(&s, HIO_RULE_SEQUENTIAL), passes * kRecords / 2 * kRecord) << "the records went direct";
+  EXPECT_GE(s.learn_samples, passes * kRecords * 3 / 4) << "nearly every record, or its uncached part, is a sample";
+  EXPECT_GT(explored, kRecord) << "an exploration run went on over the headers, within " << passes << " restores";
+  EXPECT_LE(explored * 100, 3 * passes * data.size() + 100 * 4 * kRecord)
+      << "at most 3 % of the bytes, and one run's rounding";
+  RecordProperty("restores_until_explored", passes);
 }
 
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
