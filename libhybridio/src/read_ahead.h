@@ -6,7 +6,7 @@
 // VM that read 1.4-1.6 GB/s where fio with eight 4 MiB reads in flight read
 // 2.7-3.2 GB/s.  Once two direct reads of a file follow each other, the
 // window keeps the file's next HYBRIDIO_READ_AHEAD bytes in flight, as
-// blocks of 1 MiB (more for windows over 32 MiB) at multiples of the block
+// blocks of 2 MiB (more for windows over 64 MiB) at multiples of the block
 // size, in aligned staging buffers from the NUMA-local pool, on a ring of
 // the file's own.  A stream need not be made of equal, adjacent requests:
 // a checkpoint restore reads records of every size with a small header
