@@ -102,7 +102,7 @@ constexpr Setting kSettings[] = {
     {"write_behind_limit", Kind::kSize, CONFIG_FIELD(engine.write_behind_limit), at_least(1 * kM),
      "staging memory for write-behind, per process"},
     {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 32 * kM),
-     "bytes read ahead of a sequential direct read stream, under a read lease (off: none)"},
+     "bytes read ahead of a sequential direct read stream (at least two of its requests, up to 128M), under a read lease (off: none)"},
     {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
     {"learn", Kind::kBool, CONFIG_FIELD(learn), none(),
      "hybrid: measure each path per filesystem and move the thresholds to the crossover (off: as configured)"},

@@ -763,14 +763,15 @@ File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bou
     p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   }
   if (p.done == len)
-    ra_.advance(fd_, len, offset, engine.read_ahead, rt_.stats(), ra_hold_.load(std::memory_order_relaxed));
+    ra_.advance(fd_, len, offset, ReadAhead::window_for(engine.read_ahead, len), rt_.stats(),
+                ra_hold_.load(std::memory_order_relaxed));
   return p;
 }
 
 bool File::read_pipeline(const hio_request& req) {
   const EngineSettings engine = engine_settings();
   // The window keeps at least two requests ahead, on a ring (read_ahead.cc).
-  if (!engine.read_ahead || !engine.uring || engine.read_ahead < 2 * req.length) return false;
+  if (!engine.uring || ReadAhead::window_for(engine.read_ahead, req.length) < 2 * req.length) return false;
   if (req.file_flags & (HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT | HIO_FILE_CALLER_DIRECT)) return false;
   return uring_usable() && ra_.pipeline_available(fd_);
 }

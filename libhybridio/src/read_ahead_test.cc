@@ -122,6 +122,34 @@ TEST_F(ReadAheadTest, OnByDefault) {
   EXPECT_GT(stats().read_ahead_hits, 0u);
 }
 
+TEST(ReadAheadWindow, HoldsAtLeastTwoRequestsUpToALimit) {
+  EXPECT_EQ(ReadAhead::window_for(0, 64 * M), 0u) << "off stays off";
+  EXPECT_EQ(ReadAhead::window_for(32 * M, 4 * M), 32 * M);
+  EXPECT_EQ(ReadAhead::window_for(32 * M, 16 * M), 32 * M);
+  EXPECT_EQ(ReadAhead::window_for(32 * M, 64 * M), 128 * M);
+  EXPECT_EQ(ReadAhead::window_for(32 * M, 100 * M), ReadAhead::kLargeRequestWindow) << "too large for two: no window";
+  EXPECT_EQ(ReadAhead::window_for(512 * M, 64 * M), 512 * M) << "a larger setting stays";
+}
+
+TEST_F(ReadAheadTest, RequestsLargerThanHalfTheSettingAreReadAheadToo) {
+  // The fixture's window is 2 MiB; a stream of 4 MiB reads gets a window
+  // of two of them.
+  const std::string path = dir_.file("large");
+  std::vector<char> model = make_file(path, 40 * M, 3);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  std::vector<char> buf(4 * M);
+  for (uint64_t off = 0; off < model.size(); off += buf.size()) {
+    ASSERT_EQ(hio_pread(f, buf.data(), buf.size(), static_cast<off_t>(off)), static_cast<ssize_t>(buf.size()));
+    ASSERT_EQ(memcmp(buf.data(), model.data() + off, buf.size()), 0) << "bytes at " << off;
+  }
+  const hio_stats s = stats();
+  EXPECT_GE(s.read_ahead_hits, 7u) << "the reads after the first two come from the window";
+  EXPECT_EQ(s.read_ahead_dropped, 0u);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
 TEST_F(ReadAheadTest, WriteByAnotherDescriptorIsSeen) {
   const std::string path = dir_.file("other");
   std::vector<char> model = make_file(path, 8 * M, 3);
