@@ -58,7 +58,7 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   } else {
     learned->read_threshold = learned_threshold(v, base.read_threshold);
   }
-  if (prefers_dontcache(v, size_class(req.length))) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
+  if (stream_prefers_dontcache(v, size_class(req.length))) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
   const bool moved = learned->write_threshold != base.write_threshold ||
                      learned->stream_threshold != base.stream_threshold ||
                      learned->read_threshold != base.read_threshold;

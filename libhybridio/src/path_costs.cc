@@ -29,6 +29,12 @@ Verdict verdict_of(PackedVerdicts v, int c) { return static_cast<Verdict>((v >> 
 
 bool prefers_dontcache(PackedVerdicts v, int c) { return (v >> (32 + c)) & 1; }
 
+bool stream_prefers_dontcache(PackedVerdicts v, int c) {
+  for (int k = c; k >= 0; --k)
+    if ((v >> (48 + k)) & 1) return prefers_dontcache(v, k);
+  return false;
+}
+
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured) {
   bool disagrees = false;
   int highest_buffered = -1;
@@ -175,7 +181,8 @@ bool FsCosts::reconsider(hio_op op, int c) {
   bool uncached = prefers_dontcache(before, c);
   Verdict v = verdict_of(before, c);
   // Off the cache: direct unless uncached is measured and clearly cheaper.
-  if (known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE)) {
+  const bool both_measured = known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE);
+  if (both_measured) {
     if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT)) uncached = true;
     if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
   }
@@ -186,11 +193,18 @@ bool FsCosts::reconsider(hio_op op, int c) {
     else if (v != Verdict::kBuffered && clearly_cheaper(op, c, HIO_PATH_BUFFERED, off))
       v = Verdict::kBuffered;
   }
-  PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)));
+  PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)) | (1ULL << (48 + c)));
   after |= static_cast<uint64_t>(v) << (2 * c);
   if (uncached) after |= 1ULL << (32 + c);
+  if (both_measured) after |= 1ULL << (48 + c);
   packed_[op] = after;
-  return after != before;
+  // A move is a class whose decision changed (its own or one it passes on
+  // to larger classes), not a measured bit alone.
+  for (int k = 0; k < kSizeClasses; ++k)
+    if (verdict_of(before, k) != verdict_of(after, k) ||
+        stream_prefers_dontcache(before, k) != stream_prefers_dontcache(after, k))
+      return true;
+  return false;
 }
 
 hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {

@@ -89,11 +89,22 @@ struct PathEstimate {
 enum class Verdict : uint8_t { kUnknown = 0, kBuffered = 1, kOffcache = 2 };
 
 // The verdicts of one direction packed in 64 bits, so the decision path
-// reads them with one atomic load: 2 bits per class, and bit 32 + c set
-// when class c prefers the uncached path to direct.
+// reads them with one atomic load: 2 bits per class, bit 32 + c set when
+// class c prefers the uncached path to direct, and bit 48 + c set when
+// both were measured in class c (that preference is its own).
 using PackedVerdicts = uint64_t;
 Verdict verdict_of(PackedVerdicts v, int c);
 bool prefers_dontcache(PackedVerdicts v, int c);
+// Off the cache, whether requests of class `c` go uncached: the class's own
+// preference once both paths are measured in it, else that of the nearest
+// smaller class where they are.  A stream through the cache goes at the
+// pace of the kernel's writeback and readahead, not of its call size, and
+// the largest classes get the fewest requests and explorations (a 1 GiB
+// file is 16 calls of 64 MiB): without this they stayed direct at
+// 0.67-0.77x of uncached writes while 1-4 MiB calls of the same run
+// learned uncached (regret matrix, 2026-11-24).  Exploration goes on in
+// the class, and its own measurements take over once there are enough.
+bool stream_prefers_dontcache(PackedVerdicts v, int c);
 
 // The threshold that replaces `configured` under verdicts `v`: the
 // configured one exactly when no measured verdict disagrees with it, else

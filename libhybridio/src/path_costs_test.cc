@@ -470,5 +470,32 @@ TEST(PathCosts, DampingIsASetting) {
   EXPECT_DOUBLE_EQ(e.ns_per_byte, 2.5 + (6 - 2.5) / 4);
 }
 
+TEST(PathCosts, LargerClassesNotMeasuredBothWaysFollowTheNearestSmallerOneOffTheCache) {
+  FsCosts costs;
+  const int c1 = size_class(1 * M), c4 = size_class(4 * M), c16 = size_class(16 * M), c64 = size_class(64 * M);
+  auto measure = [&](uint64_t len, double direct_ns_per_byte, double uncached_ns_per_byte) {
+    for (int i = 0; i < 40; ++i) {
+      costs.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, len, static_cast<uint64_t>(len * direct_ns_per_byte));
+      costs.add_sample(HIO_OP_WRITE, HIO_PATH_DONTCACHE, len, static_cast<uint64_t>(len * uncached_ns_per_byte));
+    }
+  };
+  measure(4 * M, 1.0, 0.5);
+  PackedVerdicts v = costs.packed(HIO_OP_WRITE);
+  EXPECT_TRUE(prefers_dontcache(v, c4));
+  EXPECT_FALSE(prefers_dontcache(v, c16)) << "16M has no preference of its own";
+  EXPECT_TRUE(stream_prefers_dontcache(v, c4));
+  EXPECT_TRUE(stream_prefers_dontcache(v, c16)) << "16M follows 4M";
+  EXPECT_TRUE(stream_prefers_dontcache(v, c64));
+  EXPECT_FALSE(stream_prefers_dontcache(v, c1)) << "smaller classes follow nobody";
+  EXPECT_FALSE(stream_prefers_dontcache(costs.packed(HIO_OP_READ), c16)) << "reads were not measured";
+
+  // 16M's own measurements take over, and 64M now follows 16M.
+  measure(16 * M, 0.3, 0.5);
+  v = costs.packed(HIO_OP_WRITE);
+  EXPECT_FALSE(stream_prefers_dontcache(v, c16));
+  EXPECT_FALSE(stream_prefers_dontcache(v, c64));
+  EXPECT_TRUE(stream_prefers_dontcache(v, c4));
+}
+
 }  // namespace
 }  // namespace hybridio
