@@ -131,9 +131,10 @@ class File {
   LearnedFs* learning_for(const hio_policy_config& base, const hio_request& req) const;
   // The configuration `req` is decided with: `base` with the measured
   // thresholds in *learned (returned), or `base` itself when measurements
-  // move nothing; sets HIO_FILE_PREFER_DONTCACHE where uncached measured best.
+  // move nothing; sets HIO_FILE_PREFER_DONTCACHE where uncached measured best
+  // (a read stream: where it did for the stream's first learned request).
   const hio_policy_config& steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
-                                 hio_policy_config* learned) const;
+                                 hio_policy_config* learned);
   // After the decision under `cfg`: labels it learned when the measurements
   // changed its path, and spends exploration credit on it when due.
   hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
@@ -198,6 +199,11 @@ class File {
   // it found little (kCold) or much (kCached) of its range cached.
   enum class StreamStart : uint8_t { kUnjudged, kCold, kCached };
   std::atomic<StreamStart> stream_start_{StreamStart::kUnjudged};
+  // Off the cache, the path of the read stream in progress, judged with
+  // the learned preference of its first learned request's size class
+  // (file_learning.cc, steer()).
+  enum class StreamPath : uint8_t { kUnjudged, kDirect, kUncached };
+  std::atomic<StreamPath> read_stream_path_{StreamPath::kUnjudged};
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
