@@ -13,11 +13,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "hybridio/hybridio.h"
 #include "learned_store.h"
+#include "path_costs.h"
 #include "runtime.h"
 #include "temp_dir.h"
 
@@ -155,6 +158,65 @@ TEST_F(FileLearning, ARestoreOfRecordsWithHeadersIsMeasuredAndExplored) {
   EXPECT_LE(explored * 100, 3 * passes * data.size() + 100 * 4 * kRecord)
       << "at most 3 % of the bytes, and one run's rounding";
   RecordProperty("restores_until_explored", passes);
+}
+
+TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
+  // Measurements say uncached reads win at 1 MiB and direct ones at
+  // 8 MiB.  A restore of records of both sizes still takes one path off
+  // the cache for all of them: switching at every record would restart
+  // the kernel's readahead and give the direct read-ahead window up each
+  // time.
+  const std::string path = dir_.file("mixed");
+  hio_file* f = nullptr;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr size_t kPairs = 24, kHeader = 64;
+  const size_t pair = 2 * kHeader + M + 8 * M;
+  const std::vector<char> data = pattern(kPairs * pair, 11);
+  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(hio_fsync(f), 0);
+  struct stat st;
+  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
+  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, hio_fd(f));
+  ASSERT_NE(fs, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(fs->mu);
+    auto seed = [&](uint64_t len, double direct_ns, double uncached_ns) {
+      PathEstimate e;
+      e.samples = 100;
+      e.ns_per_byte = direct_ns;
+      fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
+      e.ns_per_byte = uncached_ns;
+      fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
+    };
+    seed(M, 2.0, 0.5);
+    seed(8 * M, 0.3, 2.0);
+    fs->publish();
+    ASSERT_TRUE(prefers_dontcache(fs->costs.packed(HIO_OP_READ), size_class(M)));
+    ASSERT_FALSE(prefers_dontcache(fs->costs.packed(HIO_OP_READ), size_class(8 * M)));
+  }
+  ASSERT_EQ(hio_close(f), 0);
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  hio_stats_reset();
+  std::vector<char> back(data.size());
+  for (size_t at = 0; at < back.size();) {
+    for (size_t record : {size_t{M}, 8 * M}) {
+      ASSERT_EQ(hio_pread(f, back.data() + at, kHeader, static_cast<off_t>(at)), static_cast<ssize_t>(kHeader));
+      ASSERT_EQ(hio_pread(f, back.data() + at + kHeader, record, static_cast<off_t>(at + kHeader)),
+                static_cast<ssize_t>(record));
+      at += kHeader + record;
+    }
+  }
+  EXPECT_TRUE(back == data) << "every byte as written";
+  ASSERT_EQ(hio_close(f), 0);
+  const hio_stats s = stats();
+  // Explored requests take the other paths by design: leave them out.
+  const uint64_t direct = s.bytes[HIO_OP_READ][HIO_PATH_DIRECT] - std::min(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], s.learn_explored_direct);
+  const uint64_t uncached =
+      s.bytes[HIO_OP_READ][HIO_PATH_DONTCACHE] - std::min(s.bytes[HIO_OP_READ][HIO_PATH_DONTCACHE], s.learn_explored_dontcache);
+  EXPECT_TRUE(direct < 2 * 8 * M || uncached < 2 * 8 * M)
+      << "one path off the cache for the stream: direct " << direct << " bytes, uncached " << uncached;
+  EXPECT_GE(direct + uncached, data.size() / 2) << "the records left the cache";
 }
 
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
