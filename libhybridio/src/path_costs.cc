@@ -198,12 +198,12 @@ bool FsCosts::reconsider(hio_op op, int c) {
   if (uncached) after |= 1ULL << (32 + c);
   if (both_measured) after |= 1ULL << (48 + c);
   packed_[op] = after;
-  // A move is a class whose decision changed (its own or one it passes on
-  // to larger classes), not a measured bit alone.
-  for (int k = 0; k < kSizeClasses; ++k)
-    if (verdict_of(before, k) != verdict_of(after, k) ||
-        stream_prefers_dontcache(before, k) != stream_prefers_dontcache(after, k))
-      return true;
+  // A move is a changed decision: class c's verdict, or the uncached
+  // preference of c or of a larger class that follows it - not a measured
+  // bit alone.  Only class c's bits changed, so smaller classes cannot move.
+  if (verdict_of(before, c) != v) return true;
+  for (int k = c; k < kSizeClasses; ++k)
+    if (stream_prefers_dontcache(before, k) != stream_prefers_dontcache(after, k)) return true;
   return false;
 }
 
