@@ -231,6 +231,10 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
 
 hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   const hio_policy_config& base = rt_.policy();
+  // A new read stream gets its off-cache path judged afresh (steer()), also
+  // when it begins with calls too small to be learned.
+  if (req.op == HIO_OP_READ && req.seq_run == 0)
+    read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.
   LearnedFs* fs = learning_for(base, req);

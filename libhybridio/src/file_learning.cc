@@ -68,7 +68,7 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
     // GB/s where either path alone read 2.2-2.5 (main job, 8 ranks).
     const StreamPath judged = uncached ? StreamPath::kUncached : StreamPath::kDirect;
     const StreamPath current = read_stream_path_.load(std::memory_order_relaxed);
-    if (req.seq_run == 0 || current == StreamPath::kUnjudged)
+    if (current == StreamPath::kUnjudged)
       read_stream_path_.store(judged, std::memory_order_relaxed);
     else
       uncached = current == StreamPath::kUncached;

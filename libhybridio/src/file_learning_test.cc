@@ -43,6 +43,38 @@ std::vector<char> pattern(size_t len, unsigned seed) {
   return v;
 }
 
+// Reads one record as torch.load does, its small header and then the
+// record itself, into `back` at the record's offset `at`.
+void read_header_and_record(hio_file* f, std::vector<char>& back, size_t at, size_t header, size_t record) {
+  ASSERT_EQ(hio_pread(f, back.data() + at, header, static_cast<off_t>(at)), static_cast<ssize_t>(header));
+  ASSERT_EQ(hio_pread(f, back.data() + at + header, record, static_cast<off_t>(at + header)),
+            static_cast<ssize_t>(record));
+}
+
+// Read estimates of the filesystem holding `fd`: in the size class of
+// `len`, direct and uncached reads cost these nanoseconds per byte.
+void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns) {
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, fd);
+  ASSERT_NE(fs, nullptr);
+  std::lock_guard<std::mutex> lock(fs->mu);
+  PathEstimate e;
+  e.samples = 100;
+  e.ns_per_byte = direct_ns;
+  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
+  e.ns_per_byte = uncached_ns;
+  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
+  fs->publish();
+}
+
+// Read bytes that went direct and uncached, not counting explorations
+// (which take the other paths by design).
+uint64_t decided_read_bytes(const hio_stats& s, hio_path path) {
+  const uint64_t explored = path == HIO_PATH_DIRECT ? s.learn_explored_direct : s.learn_explored_dontcache;
+  return s.bytes[HIO_OP_READ][path] - std::min(s.bytes[HIO_OP_READ][path], explored);
+}
+
 // Before the library reads its settings: HYBRIDIO_STATE_DIR becomes a new,
 // empty directory (inside the one given, else the working directory),
 // removed at exit - after the library saved what it learned there, as its
@@ -140,11 +172,8 @@ TEST_F(FileLearning, ARestoreOfRecordsWithHeadersIsMeasuredAndExplored) {
   while (passes < kMostPasses && explored <= kRecord) {
     ++passes;
     posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
-    for (size_t at = 0; at < back.size(); at += kHeader + kRecord) {
-      ASSERT_EQ(hio_pread(f, back.data() + at, kHeader, static_cast<off_t>(at)), static_cast<ssize_t>(kHeader));
-      ASSERT_EQ(hio_pread(f, back.data() + at + kHeader, kRecord, static_cast<off_t>(at + kHeader)),
-                static_cast<ssize_t>(kRecord));
-    }
+    for (size_t at = 0; at < back.size(); at += kHeader + kRecord)
+      ASSERT_NO_FATAL_FAILURE(read_header_and_record(f, back, at, kHeader, kRecord));
     EXPECT_TRUE(back == data) << "every byte as written, pass " << passes;
     const hio_stats s = stats();
     explored = s.learn_explored_buffered + s.learn_explored_direct + s.learn_explored_dontcache;
@@ -174,26 +203,8 @@ TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
   const std::vector<char> data = pattern(kPairs * pair, 11);
   ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   ASSERT_EQ(hio_fsync(f), 0);
-  struct stat st;
-  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
-  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, hio_fd(f));
-  ASSERT_NE(fs, nullptr);
-  {
-    std::lock_guard<std::mutex> lock(fs->mu);
-    auto seed = [&](uint64_t len, double direct_ns, double uncached_ns) {
-      PathEstimate e;
-      e.samples = 100;
-      e.ns_per_byte = direct_ns;
-      fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
-      e.ns_per_byte = uncached_ns;
-      fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
-    };
-    seed(M, 2.0, 0.5);
-    seed(8 * M, 0.3, 2.0);
-    fs->publish();
-    ASSERT_TRUE(prefers_dontcache(fs->costs.packed(HIO_OP_READ), size_class(M)));
-    ASSERT_FALSE(prefers_dontcache(fs->costs.packed(HIO_OP_READ), size_class(8 * M)));
-  }
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
   ASSERT_EQ(hio_close(f), 0);
   ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
   posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
@@ -201,22 +212,48 @@ TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
   std::vector<char> back(data.size());
   for (size_t at = 0; at < back.size();) {
     for (size_t record : {size_t{M}, 8 * M}) {
-      ASSERT_EQ(hio_pread(f, back.data() + at, kHeader, static_cast<off_t>(at)), static_cast<ssize_t>(kHeader));
-      ASSERT_EQ(hio_pread(f, back.data() + at + kHeader, record, static_cast<off_t>(at + kHeader)),
-                static_cast<ssize_t>(record));
+      ASSERT_NO_FATAL_FAILURE(read_header_and_record(f, back, at, kHeader, record));
       at += kHeader + record;
     }
   }
   EXPECT_TRUE(back == data) << "every byte as written";
   ASSERT_EQ(hio_close(f), 0);
   const hio_stats s = stats();
-  // Explored requests take the other paths by design: leave them out.
-  const uint64_t direct = s.bytes[HIO_OP_READ][HIO_PATH_DIRECT] - std::min(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], s.learn_explored_direct);
-  const uint64_t uncached =
-      s.bytes[HIO_OP_READ][HIO_PATH_DONTCACHE] - std::min(s.bytes[HIO_OP_READ][HIO_PATH_DONTCACHE], s.learn_explored_dontcache);
+  const uint64_t direct = decided_read_bytes(s, HIO_PATH_DIRECT), uncached = decided_read_bytes(s, HIO_PATH_DONTCACHE);
   EXPECT_TRUE(direct < 2 * 8 * M || uncached < 2 * 8 * M)
       << "one path off the cache for the stream: direct " << direct << " bytes, uncached " << uncached;
   EXPECT_GE(direct + uncached, data.size() / 2) << "the records left the cache";
+}
+
+TEST_F(FileLearning, ANewReadStreamChoosesItsPathAfresh) {
+  // Uncached wins at 1 MiB, direct at 8 MiB.  A stream of 1 MiB records,
+  // then another, elsewhere in the file, of 8 MiB records: the second,
+  // which begins with a header too small to be learned, is judged by its
+  // own first record and goes direct.
+  const std::string path = dir_.file("two-streams");
+  hio_file* f = nullptr;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr size_t kHeader = 64, kSmall = 32, kLarge = 8;
+  const size_t second = kSmall * (kHeader + M) + M;  // a megabyte nobody reads between the streams
+  const std::vector<char> data = pattern(second + kLarge * (kHeader + 8 * M), 13);
+  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(hio_fsync(f), 0);
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
+  ASSERT_EQ(hio_close(f), 0);
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  std::vector<char> back(data.size());
+  for (size_t i = 0, at = 0; i < kSmall; ++i, at += kHeader + M)
+    ASSERT_NO_FATAL_FAILURE(read_header_and_record(f, back, at, kHeader, M));
+  hio_stats_reset();
+  for (size_t i = 0, at = second; i < kLarge; ++i, at += kHeader + 8 * M)
+    ASSERT_NO_FATAL_FAILURE(read_header_and_record(f, back, at, kHeader, 8 * M));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(memcmp(back.data() + second, data.data() + second, data.size() - second), 0) << "every byte as written";
+  const hio_stats s = stats();
+  EXPECT_LT(decided_read_bytes(s, HIO_PATH_DONTCACHE), 2 * 8 * M) << "the second stream did not take the first's path";
+  EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kLarge / 2 * 8 * M) << "its records went direct";
 }
 
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
