@@ -101,7 +101,10 @@ struct Stream {
 
   hio_path run(hio_op op, uint64_t len, uint64_t configured, const Device& dev) {
     hio_path path = len >= threshold(op, configured) ? HIO_PATH_DIRECT : HIO_PATH_BUFFERED;
-    if (path == HIO_PATH_DIRECT && prefers_dontcache(costs.packed(op), size_class(len))) path = HIO_PATH_DONTCACHE;
+    // As File::steer: a write class not measured both ways follows the nearest smaller one that is.
+    const bool uncached = op == HIO_OP_WRITE ? stream_prefers_dontcache(costs.packed(op), size_class(len))
+                                             : prefers_dontcache(costs.packed(op), size_class(len));
+    if (path == HIO_PATH_DIRECT && uncached) path = HIO_PATH_DONTCACHE;
     // As File::settle does: an exploration run goes on while the stream
     // does (this one is sequential), else the schedule may start one.
     costs.account(op, len, path, true);
