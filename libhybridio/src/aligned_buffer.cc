@@ -1,27 +1,25 @@
 // aligned_buffer.cc - see aligned_buffer.h.
 #include "aligned_buffer.h"
 
-#include <cstdlib>
 #include <utility>
+
+#include "private_mappings.h"
 
 namespace hybridio {
 
 AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) {
-  void* p = nullptr;
-  if (size && posix_memalign(&p, alignment, size) == 0) {
-    data_ = static_cast<char*>(p);
-    size_ = size;
-  }
+  data_ = map_private(size, alignment);
+  size_ = data_ ? size : 0;
 }
 
-AlignedBuffer::~AlignedBuffer() { free(data_); }
+AlignedBuffer::~AlignedBuffer() { unmap_private(data_, size_); }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
   if (this != &other) {
-    free(data_);
+    unmap_private(data_, size_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
   }

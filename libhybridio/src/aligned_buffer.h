@@ -1,4 +1,5 @@
-// aligned_buffer.h - an owned block of memory aligned for direct I/O.
+// aligned_buffer.h - an owned block of memory aligned for direct I/O, out
+// of the program's address ranges (private_mappings.h).
 //
 // Move-only; not shared between threads unless the owner synchronises.
 #pragma once
@@ -10,8 +11,9 @@ namespace hybridio {
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  // Allocates `size` bytes aligned to `alignment` (a power of two >= sizeof(void*)).
-  // On failure the buffer is empty (data() == nullptr); it never throws.
+  // Maps `size` zeroed bytes aligned to `alignment` (a power of two; at least
+  // a page is used).  On failure the buffer is empty (data() == nullptr); it
+  // never throws.
   AlignedBuffer(size_t size, size_t alignment);
   ~AlignedBuffer();
   AlignedBuffer(AlignedBuffer&& other) noexcept;

@@ -6,9 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "private_mappings.h"
 
 namespace hybridio {
 namespace {
@@ -44,7 +45,7 @@ BufferPool::BufferPool(size_t max_cached) : max_cached_(max_cached) {
 }
 
 BufferPool::~BufferPool() {
-  for (const Cached& c : free_) free_memory(c.data, c.size, c.numa);
+  for (const Cached& c : free_) free_memory(c.data, c.size);
 }
 
 int BufferPool::current_node() const {
@@ -64,12 +65,7 @@ uint64_t BufferPool::allocations() const {
   return allocations_;
 }
 
-void BufferPool::free_memory(char* data, size_t size, bool numa) {
-  if (numa)
-    numa_free(data, size);
-  else
-    free(data);
-}
+void BufferPool::free_memory(char* data, size_t size) { unmap_private(data, size); }
 
 PoolBuffer BufferPool::acquire(size_t size) {
   PoolBuffer b;
@@ -87,7 +83,6 @@ PoolBuffer BufferPool::acquire(size_t size) {
         b.data_ = c.data;
         b.size_ = c.size;
         b.node_ = c.node;
-        b.numa_ = c.numa;
         cached_ -= c.size;
         free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
         break;
@@ -95,13 +90,11 @@ PoolBuffer BufferPool::acquire(size_t size) {
     }
   }
   if (!b.data_) {
-    void* p = nullptr;
-    if (numa_) {
-      p = numa_alloc_onnode(size, node);  // mmap'ed, page aligned, bound to `node`
-      b.numa_ = p != nullptr;
-    }
-    if (!p && posix_memalign(&p, size >= kHugePage ? kHugePage : page, size) != 0) p = nullptr;
+    // Out of the program's address ranges (private_mappings.h); 2 MiB
+    // aligned from a huge page up, so that THP can back it.
+    char* p = map_private(size, size >= kHugePage ? kHugePage : page);
     if (!p) return b;
+    if (numa_) numa_tonode_memory(p, size, node);  // before the first touch below
     // Physically contiguous memory is fewer DMA segments per request: on
     // virtio-blk a 4 MiB direct read into 4 KiB pages scattered over 700
     // runs went at 2.2 GB/s, into 35-66 runs at 3.5-3.8.  Transparent huge
@@ -110,7 +103,7 @@ PoolBuffer BufferPool::acquire(size_t size) {
     if (size >= kHugePage) madvise(p, size, MADV_HUGEPAGE);
     // Fault the pages in now, on this thread's node, not in the middle of an I/O.
     memset(p, 0, size);
-    b.data_ = static_cast<char*>(p);
+    b.data_ = p;
     b.size_ = size;
     b.node_ = node;
     std::lock_guard<std::mutex> lock(mu_);
@@ -126,20 +119,20 @@ void BufferPool::release(PoolBuffer& b) {
     // Called from destructors: a full free list (no memory to grow it) frees
     // the buffer instead of throwing.
     if (cached_ + b.size_ <= max_cached_ && free_.size() < free_.capacity()) {
-      free_.push_back({b.data_, b.size_, b.node_, b.numa_});
+      free_.push_back({b.data_, b.size_, b.node_});
       cached_ += b.size_;
       return;
     }
     if (cached_ + b.size_ <= max_cached_) {
       try {
-        free_.push_back({b.data_, b.size_, b.node_, b.numa_});
+        free_.push_back({b.data_, b.size_, b.node_});
         cached_ += b.size_;
         return;
       } catch (const std::bad_alloc&) {
       }
     }
   }
-  free_memory(b.data_, b.size_, b.numa_);
+  free_memory(b.data_, b.size_);
 }
 
 }  // namespace hybridio

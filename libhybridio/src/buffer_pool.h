@@ -3,11 +3,12 @@
 //
 // Direct I/O and the staging (bounce, write-behind) buffers want memory that
 // is page aligned, already faulted in (first touch of fresh memory is the
-// slowest thing a copy can meet: 0.3-0.4 GB/s on the development VM) and on
-// the node of the CPU that copies into it.  The pool hands out page-aligned
-// buffers allocated with libnuma on the caller's node (numa_alloc_onnode)
-// when the machine reports NUMA, else with posix_memalign; released buffers
-// are kept per node and size, up to a bound, and handed out again.
+// slowest thing a copy can meet: 0.3-0.4 GB/s on the development VM), on
+// the node of the CPU that copies into it and out of the program's address
+// ranges (private_mappings.h).  The pool hands out page-aligned buffers
+// bound with libnuma to the caller's node (numa_tonode_memory) when the
+// machine reports NUMA; released buffers are kept per node and size, up to
+// a bound, and handed out again.
 //
 // Thread-safe.  Works on single-node machines and when numa_available() < 0
 // (then everything is "node 0").
@@ -30,7 +31,7 @@ class PoolBuffer {
   ~PoolBuffer() { reset(); }
   PoolBuffer(PoolBuffer&& o) noexcept
       : pool_(std::exchange(o.pool_, nullptr)), data_(std::exchange(o.data_, nullptr)),
-        size_(std::exchange(o.size_, 0)), node_(o.node_), numa_(o.numa_) {}
+        size_(std::exchange(o.size_, 0)), node_(o.node_) {}
   PoolBuffer& operator=(PoolBuffer&& o) noexcept {
     if (this != &o) {
       reset();
@@ -38,7 +39,6 @@ class PoolBuffer {
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       node_ = o.node_;
-      numa_ = o.numa_;
     }
     return *this;
   }
@@ -57,7 +57,6 @@ class PoolBuffer {
   char* data_ = nullptr;
   size_t size_ = 0;
   int node_ = 0;
-  bool numa_ = false;  // allocated by libnuma (numa_free), else free()
 };
 
 class BufferPool {
@@ -85,13 +84,12 @@ class BufferPool {
  private:
   friend class PoolBuffer;
   void release(PoolBuffer& b);
-  static void free_memory(char* data, size_t size, bool numa);
+  static void free_memory(char* data, size_t size);
 
   struct Cached {
     char* data;
     size_t size;
     int node;
-    bool numa;
   };
   const size_t max_cached_;
   bool numa_ = false;

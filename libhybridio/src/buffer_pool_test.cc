@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <numa.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +24,22 @@ TEST(BufferPool, BuffersArePageAlignedZeroedAndWritable) {
   EXPECT_EQ(b.size(), size_t{1} << 20);
   for (size_t i = 0; i < b.size(); i += 4096) ASSERT_EQ(b.data()[i], 0);
   memset(b.data(), 0xab, b.size());
+}
+
+// The program has just unmapped a range (the kernel's next pick for a new
+// mapping); buffers taken after it must not make its stale pointers valid.
+TEST(BufferPool, BuffersStayOutOfARangeTheProgramJustUnmapped) {
+  BufferPool pool(64 << 20);
+  for (size_t size : {size_t{64} << 10, size_t{1} << 20, size_t{4} << 20}) {
+    void* p = mmap(nullptr, 64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    munmap(p, 64 << 20);
+    const uintptr_t freed = reinterpret_cast<uintptr_t>(p);
+    PoolBuffer b = pool.acquire(size);
+    ASSERT_TRUE(b);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(b.data());
+    EXPECT_FALSE(at < freed + (64 << 20) && freed < at + b.size()) << size;
+  }
 }
 
 // The smaps entry of the mapping that holds `addr`, or "" if not found.

@@ -119,6 +119,51 @@ HIO_DIFF_CASE(bad_buffer_read, "2", "read/pread/readv into partly unmapped, read
   return kRan;
 }
 
+// A range the program has just unmapped is where the kernel puts the next
+// mapping of that size or less.  Each call first moves `len` bytes through
+// a good buffer at a misaligned offset (where a shim stages), then through
+// the top of a 64 MiB range unmapped before that: plain Linux fails the
+// second with EFAULT.  A shim whose staging buffer went into the range
+// would find the stale pointer valid - and write its own bytes to the
+// file, or the file's into its own buffer.
+HIO_DIFF_CASE(bad_buffer_unmapped, "2", "a large misaligned pwrite/pread, then one from/into a range unmapped before it") {
+  constexpr size_t kRange = 64 * kMiB;
+  static char good[8 * kMiB];
+  auto unmapped_top = [](size_t len) -> char* {
+    void* p = mmap(nullptr, kRange, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    munmap(p, kRange);
+    return static_cast<char*>(p) + kRange - len;
+  };
+  auto then = [](ssize_t first, ssize_t second) { return rv(first) + " then " + rv(second); };
+  const int w = O_RDWR | O_CREAT | O_TRUNC;
+  const int r = O_RDONLY;
+  for (size_t len : {64 * kKiB, kMiB + 4096, 8 * kMiB}) {
+    const std::string n = std::to_string(len >> 10) + "k";
+    risky(opt, out, "write." + n, w, [&](int fd) {
+      char* stale = unmapped_top(len);
+      ssize_t first = pwrite(fd, good, len, 1000);
+      return then(first, write(fd, stale, len));
+    });
+    risky(opt, out, "pwrite." + n, w, [&](int fd) {
+      char* stale = unmapped_top(len);
+      ssize_t first = pwrite(fd, good, len, 1000);
+      return then(first, pwrite(fd, stale, len, 8 * kMiB + 1000));
+    });
+    risky(opt, out, "read." + n, r, [&](int fd) {
+      char* stale = unmapped_top(len);
+      ssize_t first = pread(fd, good, len, 1000);
+      return then(first, read(fd, stale, len));
+    });
+    risky(opt, out, "pread." + n, r, [&](int fd) {
+      char* stale = unmapped_top(len);
+      ssize_t first = pread(fd, good, len, 1000);
+      return then(first, pread(fd, stale, len, 4096));
+    });
+  }
+  return kRan;
+}
+
 HIO_DIFF_CASE(bad_buffer_iov, "2", "writev/readv with IOV_MAX+1 elements, counts 0 and -1, a NULL iov, NULL bases, overflow") {
   static char chunk[8 * kKiB];
   std::vector<iovec> many(IOV_MAX + 1, iovec{chunk, sizeof chunk});
