@@ -69,8 +69,8 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& co
 int64_t page_cache_bytes();
 
 // Drops cached pages: the whole page cache when /proc/sys/vm/drop_caches
-// is writable, and each file's pages in any case.  Returns how
-// ("drop_caches" or "fadvise").
+// is writable (and HYBRIDIO_BENCH_COLD is not "files"), and each file's
+// pages in any case.  Returns how ("drop_caches" or "fadvise").
 std::string drop_caches(const std::vector<std::string>& files);
 
 // Brings page-cache memory to the same state before a timed phase, whatever

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 #include <new>
 
 #include "private_fd.h"
+#include "private_mappings.h"
 #include "syscall_table.h"
 
 namespace hybridio {
@@ -115,6 +117,25 @@ void atfork_child() {
 
 void register_atfork() { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
+// The watcher's stack, out of the program's address ranges (as every
+// mapping of the library's: private_mappings.h), with a guard page below.
+// Mapped once: a forked child, which has no watcher, reuses its copy.
+// Generous (only the touched pages cost memory): glibc puts the thread's
+// static TLS, which a large program's libraries make big, on it as well.
+constexpr size_t kStackGuard = 64 << 10;
+constexpr size_t kStack = 1 << 20;
+char* g_watcher_stack = nullptr;
+
+char* watcher_stack() {
+  if (!g_watcher_stack) {
+    char* p = map_private(kStackGuard + kStack, 4096);
+    if (!p) return nullptr;
+    mprotect(p, kStackGuard, PROT_NONE);
+    g_watcher_stack = p + kStackGuard;
+  }
+  return g_watcher_stack;
+}
+
 // The watcher's thread id, starting it if this process has none.  0 when
 // no thread can be started.  Under g_mu.
 pid_t watcher_tid() {
@@ -131,7 +152,11 @@ pid_t watcher_tid() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 64 << 10);
+  char* stack = watcher_stack();
+  if (stack)
+    pthread_attr_setstack(&attr, stack, kStack);
+  else
+    pthread_attr_setstacksize(&attr, 64 << 10);
   pthread_t thread;
   const int rc = pthread_create(&thread, &attr, watch, nullptr);
   pthread_attr_destroy(&attr);
