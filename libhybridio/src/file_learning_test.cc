@@ -68,6 +68,21 @@ void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns)
   fs->publish();
 }
 
+// Writes `data` to a new file at `path`, makes uncached reads measured the
+// cheaper path at 1 MiB and direct at 8 MiB, and opens it again read-only
+// with nothing cached.
+void write_mixed_cost_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
+  hio_file* f = nullptr;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(hio_fsync(f), 0);
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
+  ASSERT_EQ(hio_close(f), 0);
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, out), 0);
+  posix_fadvise(hio_fd(*out), 0, 0, POSIX_FADV_DONTNEED);
+}
+
 // Read bytes that went direct and uncached, not counting explorations
 // (which take the other paths by design).
 uint64_t decided_read_bytes(const hio_stats& s, hio_path path) {
@@ -195,19 +210,11 @@ TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
   // the cache for all of them: switching at every record would restart
   // the kernel's readahead and give the direct read-ahead window up each
   // time.
-  const std::string path = dir_.file("mixed");
-  hio_file* f = nullptr;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   constexpr size_t kPairs = 24, kHeader = 64;
   const size_t pair = 2 * kHeader + M + 8 * M;
   const std::vector<char> data = pattern(kPairs * pair, 11);
-  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-  ASSERT_EQ(hio_fsync(f), 0);
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
-  ASSERT_EQ(hio_close(f), 0);
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_mixed_cost_file(dir_.file("mixed"), data, &f));
   hio_stats_reset();
   std::vector<char> back(data.size());
   for (size_t at = 0; at < back.size();) {
@@ -230,19 +237,11 @@ TEST_F(FileLearning, ANewReadStreamChoosesItsPathAfresh) {
   // then another, elsewhere in the file, of 8 MiB records: the second,
   // which begins with a header too small to be learned, is judged by its
   // own first record and goes direct.
-  const std::string path = dir_.file("two-streams");
-  hio_file* f = nullptr;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   constexpr size_t kHeader = 64, kSmall = 32, kLarge = 8;
   const size_t second = kSmall * (kHeader + M) + M;  // a megabyte nobody reads between the streams
   const std::vector<char> data = pattern(second + kLarge * (kHeader + 8 * M), 13);
-  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-  ASSERT_EQ(hio_fsync(f), 0);
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
-  ASSERT_EQ(hio_close(f), 0);
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_mixed_cost_file(dir_.file("two-streams"), data, &f));
   std::vector<char> back(data.size());
   for (size_t i = 0, at = 0; i < kSmall; ++i, at += kHeader + M)
     ASSERT_NO_FATAL_FAILURE(read_header_and_record(f, back, at, kHeader, M));

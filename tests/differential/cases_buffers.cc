@@ -135,31 +135,27 @@ HIO_DIFF_CASE(bad_buffer_unmapped, "2", "a large misaligned pwrite/pread, then o
     munmap(p, kRange);
     return static_cast<char*>(p) + kRange - len;
   };
-  auto then = [](ssize_t first, ssize_t second) { return rv(first) + " then " + rv(second); };
   const int w = O_RDWR | O_CREAT | O_TRUNC;
   const int r = O_RDONLY;
   for (size_t len : {64 * kKiB, kMiB + 4096, 8 * kMiB}) {
-    const std::string n = std::to_string(len >> 10) + "k";
-    risky(opt, out, "write." + n, w, [&](int fd) {
-      char* stale = unmapped_top(len);
-      ssize_t first = pwrite(fd, good, len, 1000);
-      return then(first, write(fd, stale, len));
-    });
-    risky(opt, out, "pwrite." + n, w, [&](int fd) {
-      char* stale = unmapped_top(len);
-      ssize_t first = pwrite(fd, good, len, 1000);
-      return then(first, pwrite(fd, stale, len, 8 * kMiB + 1000));
-    });
-    risky(opt, out, "read." + n, r, [&](int fd) {
-      char* stale = unmapped_top(len);
-      ssize_t first = pread(fd, good, len, 1000);
-      return then(first, read(fd, stale, len));
-    });
-    risky(opt, out, "pread." + n, r, [&](int fd) {
-      char* stale = unmapped_top(len);
-      ssize_t first = pread(fd, good, len, 1000);
-      return then(first, pread(fd, stale, len, 4096));
-    });
+    struct Call {
+      const char* name;
+      int flags;
+      std::function<ssize_t(int, char*)> stale;
+    };
+    const Call calls[] = {
+        {"write", w, [&](int fd, char* p) { return write(fd, p, len); }},
+        {"pwrite", w, [&](int fd, char* p) { return pwrite(fd, p, len, 8 * kMiB + 1000); }},
+        {"read", r, [&](int fd, char* p) { return read(fd, p, len); }},
+        {"pread", r, [&](int fd, char* p) { return pread(fd, p, len, 4096); }},
+    };
+    for (const Call& c : calls) {
+      risky(opt, out, std::string(c.name) + "." + std::to_string(len >> 10) + "k", c.flags, [&](int fd) {
+        char* stale = unmapped_top(len);
+        const std::string first = rv(c.flags == w ? pwrite(fd, good, len, 1000) : pread(fd, good, len, 1000));
+        return first + " then " + rv(c.stale(fd, stale));
+      });
+    }
   }
   return kRan;
 }
