@@ -110,6 +110,8 @@ constexpr Setting kSettings[] = {
      "percent of bytes sent down another path to keep the measurements fresh"},
     {"learn_damping", Kind::kInteger, CONFIG_FIELD(learn_damping), from_to(1, 1024),
      "samples a measurement averages over (the first N, then an exponential average of weight 1/N)"},
+    {"learn_uncached_writes", Kind::kBool, CONFIG_FIELD(learn_uncached_writes), none(),
+     "hybrid, learning: off the page cache, writes start uncached (RWF_DONTCACHE) and go direct once direct is measured clearly cheaper at their size (off: direct until uncached is)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),
      "where learned measurements are kept (default $XDG_STATE_HOME/hybridio/learned)"},
     {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},

@@ -56,6 +56,7 @@ struct Config {
   bool learn = true;               // learn path costs and thresholds per filesystem (path_costs.h)
   uint32_t learn_explore = 3;      // percent of bytes that explore another path
   uint32_t learn_damping = 10;     // samples an estimate averages over
+  bool learn_uncached_writes = true;  // off the cache, writes start uncached (LearnTuning::uncached_writes_first)
   std::string state_dir;           // where learned costs persist; "" = the XDG default
 
   Config();

@@ -50,7 +50,8 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
                                      hio_policy_config* learned) {
   req.file_flags &= ~kLearnFlags;  // a cached-first rest arrives with its first part's
   const PackedVerdicts v = fs.verdicts[req.op].load(std::memory_order_relaxed);
-  if (v == 0) return base;
+  const bool uncached_first = req.op == HIO_OP_WRITE && rt_.learned()->tuning().uncached_writes_first;
+  if (v == 0 && !uncached_first) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
     learned->write_threshold = learned_threshold(v, base.write_threshold);
@@ -59,7 +60,7 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
     learned->read_threshold = learned_threshold(v, base.read_threshold);
   }
   const int c = size_class(req.length);
-  bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c) : prefers_dontcache(v, c);
+  bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c, uncached_first) : prefers_dontcache(v, c);
   if (req.op == HIO_OP_READ) {
     // One off-cache path per read stream, the one its first learned
     // request's class prefers: a restore of records of many sizes whose

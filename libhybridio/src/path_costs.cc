@@ -29,10 +29,10 @@ Verdict verdict_of(PackedVerdicts v, int c) { return static_cast<Verdict>((v >> 
 
 bool prefers_dontcache(PackedVerdicts v, int c) { return (v >> (32 + c)) & 1; }
 
-bool stream_prefers_dontcache(PackedVerdicts v, int c) {
+bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise) {
   for (int k = c; k >= 0; --k)
     if ((v >> (48 + k)) & 1) return prefers_dontcache(v, k);
-  return false;
+  return otherwise;
 }
 
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured) {
@@ -178,16 +178,18 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
 
 bool FsCosts::reconsider(hio_op op, int c) {
   const PackedVerdicts before = packed_[op];
-  bool uncached = prefers_dontcache(before, c);
+  const bool first = uncached_first(op);
+  // Until the class is measured both ways, it goes as its stream does.
+  bool uncached = stream_prefers_dontcache(before, c, first);
   Verdict v = verdict_of(before, c);
-  // Off the cache: direct unless uncached is measured and clearly cheaper.
+  // Off the cache: the path in use until the other is measured and clearly cheaper.
   const bool both_measured = known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE);
   if (both_measured) {
     if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT)) uncached = true;
     if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
   }
-  if (known(op, c, HIO_PATH_BUFFERED) && known(op, c, HIO_PATH_DIRECT)) {
-    const hio_path off = uncached && known(op, c, HIO_PATH_DONTCACHE) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+  const hio_path off = uncached && known(op, c, HIO_PATH_DONTCACHE) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+  if (known(op, c, HIO_PATH_BUFFERED) && known(op, c, off)) {
     if (v != Verdict::kOffcache && clearly_cheaper(op, c, off, HIO_PATH_BUFFERED))
       v = Verdict::kOffcache;
     else if (v != Verdict::kBuffered && clearly_cheaper(op, c, HIO_PATH_BUFFERED, off))
@@ -203,7 +205,7 @@ bool FsCosts::reconsider(hio_op op, int c) {
   // bit alone.  Only class c's bits changed, so smaller classes cannot move.
   if (verdict_of(before, c) != v) return true;
   for (int k = c; k < kSizeClasses; ++k)
-    if (stream_prefers_dontcache(before, k) != stream_prefers_dontcache(after, k)) return true;
+    if (stream_prefers_dontcache(before, k, first) != stream_prefers_dontcache(after, k, first)) return true;
   return false;
 }
 

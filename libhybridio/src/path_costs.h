@@ -71,6 +71,16 @@ struct LearnTuning {
   // readahead, writeback) shows in a stream of it, not in one request in
   // the middle of another path's stream.
   uint64_t explore_run_bytes = 16 << 20;
+  // Off the page cache, a write class starts uncached (where the kernel
+  // has RWF_DONTCACHE) and goes direct once direct is measured clearly
+  // cheaper in it (or in the nearest smaller class measured both ways);
+  // false: the other way round.  Uncached was the best fixed write policy
+  // in all 10 write cells of the regret matrix, 64 KiB-64 MiB, below and
+  // above the dirty limit (3-45 % over direct from 1 MiB up), and one
+  // explored uncached call says little about an uncached stream: its
+  // writeback overlaps the next calls' copies, and alone it does not
+  // (0.4-4.8 GB/s per call after direct writes, 2.1 GB/s as a stream).
+  bool uncached_writes_first = true;
 };
 
 struct PathEstimate {
@@ -97,14 +107,14 @@ Verdict verdict_of(PackedVerdicts v, int c);
 bool prefers_dontcache(PackedVerdicts v, int c);
 // Off the cache, whether requests of class `c` go uncached: the class's own
 // preference once both paths are measured in it, else that of the nearest
-// smaller class where they are.  A stream through the cache goes at the
+// smaller class where they are, else `otherwise`.  A stream through the cache goes at the
 // pace of the kernel's writeback and readahead, not of its call size, and
 // the largest classes get the fewest requests and explorations (a 1 GiB
 // file is 16 calls of 64 MiB): without this they stayed direct at
 // 0.67-0.77x of uncached writes while 1-4 MiB calls of the same run
 // learned uncached (regret matrix, 2026-11-24).  Exploration goes on in
 // the class, and its own measurements take over once there are enough.
-bool stream_prefers_dontcache(PackedVerdicts v, int c);
+bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise = false);
 
 // The threshold that replaces `configured` under verdicts `v`: the
 // configured one exactly when no measured verdict disagrees with it, else
@@ -215,6 +225,9 @@ class FsCosts {
   // (its price is a guess until then).
   uint64_t run_bytes(hio_op op, uint64_t len, hio_path path) const;
   const LearnTuning& tuning() const { return tuning_; }
+  // Where nothing is measured both ways, whether `op` goes uncached off the
+  // cache (LearnTuning::uncached_writes_first).
+  bool uncached_first(hio_op op) const { return op == HIO_OP_WRITE && tuning_.uncached_writes_first; }
 
   // Any sample since construction or the last clear_dirty()?
   bool dirty() const { return dirty_; }

@@ -101,9 +101,11 @@ struct Stream {
 
   hio_path run(hio_op op, uint64_t len, uint64_t configured, const Device& dev) {
     hio_path path = len >= threshold(op, configured) ? HIO_PATH_DIRECT : HIO_PATH_BUFFERED;
-    // As File::steer: a write class not measured both ways follows the nearest smaller one that is.
-    const bool uncached = op == HIO_OP_WRITE ? stream_prefers_dontcache(costs.packed(op), size_class(len))
-                                             : prefers_dontcache(costs.packed(op), size_class(len));
+    // As File::steer: a write class not measured both ways follows the
+    // nearest smaller one that is, else starts as the tuning says.
+    const bool uncached = op == HIO_OP_WRITE
+                              ? stream_prefers_dontcache(costs.packed(op), size_class(len), costs.uncached_first(op))
+                              : prefers_dontcache(costs.packed(op), size_class(len));
     if (path == HIO_PATH_DIRECT && uncached) path = HIO_PATH_DONTCACHE;
     // As File::settle does: an exploration run goes on while the stream
     // does (this one is sequential), else the schedule may start one.
@@ -335,7 +337,9 @@ TEST(PathCosts, UncachedWritesThatStallNowAndThenStillBeatDirect) {
   dev.buffered = 2.2;
   dev.buffered_flush = 0.3;
   dev.stall_every = 8;
-  Stream s;
+  LearnTuning direct_first;
+  direct_first.uncached_writes_first = false;
+  Stream s(direct_first);
   s.syncs_every = 256;
   s.jitter = Jitter(0.1, 3);
   const uint64_t settled_at = s.bytes_until_uncached(HIO_OP_WRITE, 4 * M, 2 * M, dev, 16 * G);  // configured: direct
@@ -350,6 +354,41 @@ TEST(PathCosts, UncachedWritesThatStallNowAndThenStillBeatDirect) {
   }
   EXPECT_EQ(left, 0u);
   EXPECT_NE(s.costs.verdict(HIO_OP_WRITE, size_class(4 * M)), Verdict::kBuffered);
+}
+
+TEST(PathCosts, WritesStartUncachedAndGoDirectWhereDirectIsClearlyCheaper) {
+  // Nothing measured: a write the size rules send off the cache goes
+  // uncached, at every size; a read direct.
+  FsCosts fresh;
+  for (int c = 0; c < kSizeClasses; ++c) {
+    EXPECT_TRUE(stream_prefers_dontcache(fresh.packed(HIO_OP_WRITE), c, fresh.uncached_first(HIO_OP_WRITE))) << c;
+    EXPECT_FALSE(stream_prefers_dontcache(fresh.packed(HIO_OP_READ), c, fresh.uncached_first(HIO_OP_READ))) << c;
+  }
+  // Where direct is clearly cheaper, the class goes direct once both are
+  // measured; and where uncached is, it stays there.
+  for (double direct : {0.3, 0.8}) {
+    Device dev;
+    dev.buffered = 1.5;
+    dev.buffered_flush = 0.5;
+    dev.direct = direct;
+    dev.dontcache = 0.6;
+    dev.stall_every = 8;
+    Stream s;
+    s.syncs_every = 256;
+    s.jitter = Jitter(0.1, 5);
+    uint64_t uncached_bytes = 0;
+    for (uint64_t done = 0; done < 16 * G; done += 4 * M)
+      uncached_bytes += 4 * M * (s.run(HIO_OP_WRITE, 4 * M, 2 * M, dev) == HIO_PATH_DONTCACHE);
+    const PackedVerdicts v = s.costs.packed(HIO_OP_WRITE);
+    const int c = size_class(4 * M);
+    EXPECT_TRUE((v >> (48 + c)) & 1) << "measured both ways";
+    EXPECT_EQ(prefers_dontcache(v, c), direct > 0.6) << "direct at " << direct << " ns/byte";
+    EXPECT_NE(s.costs.verdict(HIO_OP_WRITE, c), Verdict::kBuffered);
+    if (direct > 0.6)
+      EXPECT_GE(uncached_bytes, 15 * G) << "uncached from the first write on, but for explorations";
+    else
+      RecordProperty("uncached_bytes_before_direct", std::to_string(uncached_bytes));
+  }
 }
 
 TEST(PathCosts, StaysPutUnderNoise) {

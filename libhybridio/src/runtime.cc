@@ -32,6 +32,7 @@ Runtime::Runtime() {
     LearnTuning tuning;
     tuning.explore_percent = config_.learn_explore;
     tuning.damping = config_.learn_damping;
+    tuning.uncached_writes_first = config_.learn_uncached_writes;
     try {
       learned_ = new PathCosts(tuning, learned_state_dir(config_.state_dir));
     } catch (const std::bad_alloc&) {
