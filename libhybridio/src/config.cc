@@ -112,6 +112,8 @@ constexpr Setting kSettings[] = {
      "samples a measurement averages over (the first N, then an exponential average of weight 1/N)"},
     {"learn_uncached_writes", Kind::kBool, CONFIG_FIELD(learn_uncached_writes), none(),
      "hybrid, learning: off the page cache, writes start uncached (RWF_DONTCACHE) and go direct once direct is measured clearly cheaper at their size (off: direct until uncached is)"},
+    {"learn_confirm", Kind::kSize, CONFIG_FIELD(learn_confirm), none(),
+     "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),
      "where learned measurements are kept (default $XDG_STATE_HOME/hybridio/learned)"},
     {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},

@@ -89,7 +89,7 @@ bool FsCosts::fold_sample(hio_op op, int c, hio_path path, uint64_t len, double 
   ++e.samples;
   fold(&e.ns_per_byte, &e.ns_var, e.samples, ns / static_cast<double>(len), tuning_.damping);
   dirty_ = true;
-  return reconsider(op, c);
+  return reconsider(op, c, len);
 }
 
 bool FsCosts::add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns) {
@@ -122,7 +122,7 @@ bool FsCosts::charge_flush(const uint64_t (&written)[2][kSizeClasses + 1], uint6
 void FsCosts::set_estimate(hio_op op, int c, hio_path path, const PathEstimate& e) {
   if (c < 0 || c >= kSizeClasses || path >= HIO_PATH_COUNT) return;
   est_[op][c][path] = e;
-  reconsider(op, c);
+  reconsider(op, c, 0, false);
 }
 
 bool FsCosts::known(hio_op op, int c, hio_path path) const {
@@ -176,7 +176,7 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
   return cost(op, c, a) * margin + noise < cost(op, c, b);
 }
 
-bool FsCosts::reconsider(hio_op op, int c) {
+bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   const PackedVerdicts before = packed_[op];
   const bool first = uncached_first(op);
   // Until the class is measured both ways, it goes as its stream does.
@@ -188,12 +188,25 @@ bool FsCosts::reconsider(hio_op op, int c) {
     if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT)) uncached = true;
     if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
   }
+  if ((before >> (48 + c)) & 1) {  // a measured preference: a move of it waits
+    const bool was = prefers_dontcache(before, c);
+    const hio_path in_use = was ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+    const hio_path other = was ? HIO_PATH_DIRECT : HIO_PATH_DONTCACHE;
+    if (!confirmed(op, c, kPreferenceMove, uncached != was, cheaper_by_margin(op, c, in_use, other), sampled, confirm))
+      uncached = was;
+  }
   const hio_path off = uncached && known(op, c, HIO_PATH_DONTCACHE) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
   if (known(op, c, HIO_PATH_BUFFERED) && known(op, c, off)) {
     if (v != Verdict::kOffcache && clearly_cheaper(op, c, off, HIO_PATH_BUFFERED))
       v = Verdict::kOffcache;
     else if (v != Verdict::kBuffered && clearly_cheaper(op, c, HIO_PATH_BUFFERED, off))
       v = Verdict::kBuffered;
+  }
+  const Verdict was = verdict_of(before, c);
+  if (was != Verdict::kUnknown) {  // a measured verdict: a move of it waits
+    const hio_path kept = was == Verdict::kBuffered ? HIO_PATH_BUFFERED : off;
+    const hio_path other = was == Verdict::kBuffered ? off : HIO_PATH_BUFFERED;
+    if (!confirmed(op, c, kVerdictMove, v != was, cheaper_by_margin(op, c, kept, other), sampled, confirm)) v = was;
   }
   PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)) | (1ULL << (48 + c)));
   after |= static_cast<uint64_t>(v) << (2 * c);
@@ -207,6 +220,34 @@ bool FsCosts::reconsider(hio_op op, int c) {
   for (int k = c; k < kSizeClasses; ++k)
     if (stream_prefers_dontcache(before, k, first) != stream_prefers_dontcache(after, k, first)) return true;
   return false;
+}
+
+bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheaper, uint64_t sampled, bool confirm) {
+  // A move away from what was measured waits until it has been wanted
+  // (the other side clearly cheaper) for move_confirm_bytes of samples
+  // more than the side kept was cheaper by the margin: a stall of the path
+  // in use passes, and a move wanted now and then through noise, with
+  // nothing against it, still comes.  Estimates set outright (loaded,
+  // seeded) are not a change over time.
+  uint64_t& bytes = move_wanted_bytes_[op][c][kind];
+  if (!confirm) {
+    bytes = 0;
+    return true;
+  }
+  if (!wanted) {
+    if (kept_cheaper) bytes -= std::min(bytes, sampled);
+    return true;
+  }
+  if (bytes + sampled < tuning_.move_confirm_bytes) {
+    bytes += std::max<uint64_t>(sampled, 1);  // 1: wanted, with nothing sampled yet
+    return false;
+  }
+  bytes = 0;
+  return true;
+}
+
+bool FsCosts::cheaper_by_margin(hio_op op, int c, hio_path a, hio_path b) const {
+  return cost(op, c, a) * (1.0 + tuning_.margin_percent / 100.0) < cost(op, c, b);
 }
 
 hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {

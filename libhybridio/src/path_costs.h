@@ -81,6 +81,15 @@ struct LearnTuning {
   // writeback overlaps the next calls' copies, and alone it does not
   // (0.4-4.8 GB/s per call after direct writes, 2.1 GB/s as a stream).
   bool uncached_writes_first = true;
+  // A measured verdict (or a measured uncached/direct preference) moves
+  // only once the other side has been clearly cheaper for this many bytes
+  // of the class's samples more than the side in use was cheaper.  The uncached write path stalls now and then for
+  // a few hundred MiB (0.8-1.2 GB/s windows of 256 MiB in a 2.2 GB/s
+  // stream, while direct holds 1.6 GB/s): the path in use is sampled every
+  // 32 MiB, the other only when explored, so such a stall alone moved a
+  // 4 MiB class direct for good (0.75x of uncached in the regret matrix).
+  // A first verdict, from nothing measured, is not held back.
+  uint64_t move_confirm_bytes = 1ULL << 30;
 };
 
 struct PathEstimate {
@@ -242,8 +251,18 @@ class FsCosts {
   bool fold_sample(hio_op op, int c, hio_path path, uint64_t len, double ns);
   // The nanoseconds `len` bytes on `path` are measured to take.
   double time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const;
-  // Re-derives the verdicts of (op, c); true when one moved.
-  bool reconsider(hio_op op, int c);
+  // Re-derives the verdicts of (op, c) after `sampled` more bytes of it
+  // were measured; true when one moved.  confirm: a move away from a
+  // measured verdict waits for move_confirm_bytes (false: estimates set
+  // outright).
+  bool reconsider(hio_op op, int c, uint64_t sampled = 0, bool confirm = true);
+  // Whether a move of `kind` in (op, c) may happen now (true as well when
+  // none is `wanted`); keeps the count of move_wanted_bytes_, which
+  // `kept_cheaper` (the side it would leave is cheaper by the margin)
+  // brings down.
+  bool confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheaper, uint64_t sampled, bool confirm);
+  // Is `a` cheaper than `b` by the margin (noise aside)?
+  bool cheaper_by_margin(hio_op op, int c, hio_path a, hio_path b) const;
   // Is `a` cheaper than `b` by the margin and beyond the noise?
   bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const;
   // The squared standard error of cost(), given the variance of one sample.
@@ -259,6 +278,11 @@ class FsCosts {
   double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
   uint32_t explorations_[2][kSizeClasses] = {};   // so far: every fourth turn goes to a dearer path
+  // Bytes sampled in the class while a move of its measured verdict (or of
+  // its measured uncached preference) was wanted, less those while the side
+  // it would leave was cheaper (LearnTuning::move_confirm_bytes).
+  static constexpr int kVerdictMove = 0, kPreferenceMove = 1;
+  uint64_t move_wanted_bytes_[2][kSizeClasses][2] = {};
   // Calls through the cache not folded yet, per direction and path (buffered, uncached).
   struct Batch {
     uint32_t calls = 0;

@@ -436,10 +436,15 @@ TEST(PathCosts, RecoversAfterTheDeviceChangesSpeed) {
     ++requests_to_recover;
   }
   EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kBuffered);
-  EXPECT_LE(requests_to_recover, 64u) << "the path in use shows the change in its own samples";
+  // The path in use shows the change in its own samples (within 64
+  // requests), and the move waits for move_confirm_bytes of them.
+  EXPECT_LE(requests_to_recover, 64u + s.costs.tuning().move_confirm_bytes / (4 * M));
   RecordProperty("requests_to_leave_direct", std::to_string(requests_to_recover));
   // And back: buffered is in use now and direct is only explored (3 % of
-  // bytes, shared with the uncached path), so it takes longer.
+  // bytes, shared with the uncached path), so it takes longer; longer
+  // still because the uncached path, whose stale estimate (2 GB/s) made
+  // it the preferred one off the cache, must be measured at its new speed
+  // before direct is preferred again (18 GiB of requests).
   dev.direct = dev.dontcache = 0.25;
   requests_to_recover = 0;
   while (s.costs.verdict(HIO_OP_READ, size_class(4 * M)) != Verdict::kOffcache && requests_to_recover < 100000) {
@@ -447,8 +452,46 @@ TEST(PathCosts, RecoversAfterTheDeviceChangesSpeed) {
     ++requests_to_recover;
   }
   EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kOffcache);
-  EXPECT_LE(requests_to_recover, 2048u);
+  EXPECT_LE(requests_to_recover, 4608u);
   RecordProperty("requests_to_return_to_direct", std::to_string(requests_to_recover));
+}
+
+TEST(PathCosts, AStallOfThePathInUseDoesNotMoveIt) {
+  // What 4 MiB uncached writes did on the development VM above the dirty
+  // limit: 2.2 GB/s against direct's 1.75, but now and then a few hundred
+  // MiB at 0.3-0.8 GB/s.  The path in use is sampled every 32 MiB, direct
+  // only when explored, so the stall alone made direct look cheaper, and
+  // without the confirmation the class went direct for good.
+  for (uint64_t confirm : {uint64_t{1} << 30, uint64_t{0}}) {
+    LearnTuning t;
+    t.move_confirm_bytes = confirm;
+    Device dev;
+    dev.buffered = 2.6;
+    dev.buffered_flush = 0.5;
+    dev.direct = 0.57;
+    dev.dontcache = 0.45;
+    Stream s(t);
+    s.syncs_every = 256;
+    s.jitter = Jitter(0.1, 7);
+    const int c = size_class(4 * M);
+    for (uint64_t done = 0; done < 8 * G; done += 4 * M) s.run(HIO_OP_WRITE, 4 * M, 2 * M, dev);
+    ASSERT_TRUE(prefers_dontcache(s.costs.packed(HIO_OP_WRITE), c));
+    uint64_t direct_bytes = 0;
+    for (int stall = 0; stall < 3; ++stall) {
+      dev.dontcache = 3.0;  // 512 MiB at 0.33 GB/s
+      for (uint64_t done = 0; done < 512 * M; done += 4 * M) s.run(HIO_OP_WRITE, 4 * M, 2 * M, dev);
+      dev.dontcache = 0.45;  // then 4 GiB as before
+      for (uint64_t done = 0; done < 4 * G; done += 4 * M)
+        direct_bytes += 4 * M * (s.run(HIO_OP_WRITE, 4 * M, 2 * M, dev) == HIO_PATH_DIRECT);
+    }
+    if (confirm) {
+      EXPECT_TRUE(prefers_dontcache(s.costs.packed(HIO_OP_WRITE), c));
+      EXPECT_LE(direct_bytes * 100, 12 * G * 3) << "explorations only";
+    } else {
+      EXPECT_GT(direct_bytes, 4 * G) << "unconfirmed, a stall moves the class direct and it stays there";
+    }
+    RecordProperty(confirm ? "direct_bytes_confirmed" : "direct_bytes_unconfirmed", std::to_string(direct_bytes));
+  }
 }
 
 TEST(PathCosts, ExplorationStaysWithinItsShareOfBytes) {
