@@ -170,10 +170,9 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
   auto deferred_var = [&](const PathEstimate& e) {
     return e.deferred_samples >= window ? e.deferred_var : std::max(x.deferred_var, y.deferred_var);
   };
-  const double margin = 1.0 + tuning_.margin_percent / 100.0;
   const double noise = tuning_.noise_sigmas * std::sqrt(variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
                                                         variance_of_cost(op, c, b, call_var(y), deferred_var(y)));
-  return cost(op, c, a) * margin + noise < cost(op, c, b);
+  return cost(op, c, a) * margin() + noise < cost(op, c, b);
 }
 
 bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
@@ -189,11 +188,11 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
     if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
   }
   if ((before >> (48 + c)) & 1) {  // a measured preference: a move of it waits
-    const bool was = prefers_dontcache(before, c);
-    const hio_path in_use = was ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
-    const hio_path other = was ? HIO_PATH_DIRECT : HIO_PATH_DONTCACHE;
-    if (!confirmed(op, c, kPreferenceMove, uncached != was, cheaper_by_margin(op, c, in_use, other), sampled, confirm))
-      uncached = was;
+    const bool was_uncached = prefers_dontcache(before, c);
+    const hio_path in_use = was_uncached ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+    const hio_path other = was_uncached ? HIO_PATH_DIRECT : HIO_PATH_DONTCACHE;
+    if (!confirmed(op, c, kPreferenceMove, uncached != was_uncached, in_use, other, sampled, confirm))
+      uncached = was_uncached;
   }
   const hio_path off = uncached && known(op, c, HIO_PATH_DONTCACHE) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
   if (known(op, c, HIO_PATH_BUFFERED) && known(op, c, off)) {
@@ -206,7 +205,7 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   if (was != Verdict::kUnknown) {  // a measured verdict: a move of it waits
     const hio_path kept = was == Verdict::kBuffered ? HIO_PATH_BUFFERED : off;
     const hio_path other = was == Verdict::kBuffered ? off : HIO_PATH_BUFFERED;
-    if (!confirmed(op, c, kVerdictMove, v != was, cheaper_by_margin(op, c, kept, other), sampled, confirm)) v = was;
+    if (!confirmed(op, c, kVerdictMove, v != was, kept, other, sampled, confirm)) v = was;
   }
   PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)) | (1ULL << (48 + c)));
   after |= static_cast<uint64_t>(v) << (2 * c);
@@ -216,13 +215,14 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   // A move is a changed decision: class c's verdict, or the uncached
   // preference of c or of a larger class that follows it - not a measured
   // bit alone.  Only class c's bits changed, so smaller classes cannot move.
-  if (verdict_of(before, c) != v) return true;
+  if (was != v) return true;
   for (int k = c; k < kSizeClasses; ++k)
     if (stream_prefers_dontcache(before, k, first) != stream_prefers_dontcache(after, k, first)) return true;
   return false;
 }
 
-bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheaper, uint64_t sampled, bool confirm) {
+bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, hio_path other, uint64_t sampled,
+                        bool confirm) {
   // A move away from what was measured waits until it has been wanted
   // (the other side clearly cheaper) for move_confirm_bytes of samples
   // more than the side kept was cheaper by the margin: a stall of the path
@@ -235,7 +235,7 @@ bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheap
     return true;
   }
   if (!wanted) {
-    if (kept_cheaper) bytes -= std::min(bytes, sampled);
+    if (cost(op, c, kept) * margin() < cost(op, c, other)) bytes -= std::min(bytes, sampled);
     return true;
   }
   if (bytes + sampled < tuning_.move_confirm_bytes) {
@@ -244,10 +244,6 @@ bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheap
   }
   bytes = 0;
   return true;
-}
-
-bool FsCosts::cheaper_by_margin(hio_op op, int c, hio_path a, hio_path b) const {
-  return cost(op, c, a) * (1.0 + tuning_.margin_percent / 100.0) < cost(op, c, b);
 }
 
 hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {

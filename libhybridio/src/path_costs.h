@@ -83,11 +83,12 @@ struct LearnTuning {
   bool uncached_writes_first = true;
   // A measured verdict (or a measured uncached/direct preference) moves
   // only once the other side has been clearly cheaper for this many bytes
-  // of the class's samples more than the side in use was cheaper.  The uncached write path stalls now and then for
-  // a few hundred MiB (0.8-1.2 GB/s windows of 256 MiB in a 2.2 GB/s
-  // stream, while direct holds 1.6 GB/s): the path in use is sampled every
-  // 32 MiB, the other only when explored, so such a stall alone moved a
-  // 4 MiB class direct for good (0.75x of uncached in the regret matrix).
+  // of the class's samples more than the side in use was cheaper.  The
+  // uncached write path stalls now and then for a few hundred MiB
+  // (0.8-1.2 GB/s windows of 256 MiB in a 2.2 GB/s stream, while direct
+  // holds 1.6 GB/s): the path in use is sampled every 32 MiB, the other
+  // only when explored, so such a stall alone moved a 4 MiB class direct
+  // for good (0.75x of uncached in the regret matrix).
   // A first verdict, from nothing measured, is not held back.
   uint64_t move_confirm_bytes = 1ULL << 30;
 };
@@ -256,13 +257,14 @@ class FsCosts {
   // measured verdict waits for move_confirm_bytes (false: estimates set
   // outright).
   bool reconsider(hio_op op, int c, uint64_t sampled = 0, bool confirm = true);
-  // Whether a move of `kind` in (op, c) may happen now (true as well when
-  // none is `wanted`); keeps the count of move_wanted_bytes_, which
-  // `kept_cheaper` (the side it would leave is cheaper by the margin)
-  // brings down.
-  bool confirmed(hio_op op, int c, int kind, bool wanted, bool kept_cheaper, uint64_t sampled, bool confirm);
-  // Is `a` cheaper than `b` by the margin (noise aside)?
-  bool cheaper_by_margin(hio_op op, int c, hio_path a, hio_path b) const;
+  // Whether a move of `kind` in (op, c) from path `kept` to `other` may
+  // happen now (true as well when none is `wanted`); keeps the count of
+  // move_wanted_bytes_, which `kept` being cheaper by the margin brings
+  // down.
+  bool confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, hio_path other, uint64_t sampled,
+                 bool confirm);
+  // How much cheaper one side must be to move a verdict, as a factor.
+  double margin() const { return 1.0 + tuning_.margin_percent / 100.0; }
   // Is `a` cheaper than `b` by the margin and beyond the noise?
   bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const;
   // The squared standard error of cost(), given the variance of one sample.
