@@ -198,14 +198,16 @@ char* map_private(size_t size, size_t alignment) {
   size = round_up(size, page);
   alignment = std::max(alignment, page);
   char* p = region().map(size, alignment);
-  if (!p && alignment == page) p = map_anywhere(size);
-  if (!p && alignment > page) {
-    // Over-allocate and trim to the alignment.
+  if (!p && alignment == page) {
+    p = map_anywhere(size);
+  } else if (!p) {
+    // Over-allocate and trim to the alignment.  `raw` is page aligned, so
+    // at < start + alignment: the tail trimmed is never empty.
     if (char* raw = map_anywhere(size + alignment)) {
       const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
       const uintptr_t at = round_up(start, alignment);
       if (at > start) munmap(raw, at - start);
-      if (at + size < start + size + alignment) munmap(reinterpret_cast<char*>(at + size), start + alignment - at);
+      munmap(reinterpret_cast<char*>(at + size), start + alignment - at);
       p = reinterpret_cast<char*>(at);
     }
   }
