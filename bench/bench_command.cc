@@ -43,12 +43,6 @@ bool is_dir(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string dir_of(const BenchJob& j) {
-  if (j.filename.empty()) return j.directory;
-  size_t slash = j.filename.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : j.filename.substr(0, slash);
-}
-
 }  // namespace
 
 const char* bench_command_summary() {

@@ -69,6 +69,12 @@ bool parse_policy_list(const std::string& text, std::vector<hio_mode>* out) {
   return !v.empty();
 }
 
+std::string dir_of(const BenchJob& j) {
+  if (j.filename.empty()) return j.directory;
+  size_t slash = j.filename.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : j.filename.substr(0, slash);
+}
+
 const std::vector<OptionSpec<BenchJob>>& bench_option_table() {
   using J = BenchJob;
   static const std::vector<OptionSpec<J>> table = {
@@ -128,6 +134,11 @@ const std::vector<OptionSpec<BenchJob>>& bench_option_table() {
       {"drop-caches", "0|1", "drop the page cache before every run (whole cache when root, else the files)",
        [](J& j, const std::string& v) { return parse_flag(v, &j.drop_caches); },
        [](const J& j) { return OptValue::yes(j.drop_caches); }},
+      {"warm-up", "0|1",
+       "before every run, untimed, read and drop a sparse file as large as the job's files, so every policy starts "
+       "from the same page-cache memory state (see docs/bench.md)",
+       [](J& j, const std::string& v) { return parse_flag(v, &j.warm_up); },
+       [](const J& j) { return OptValue::yes(j.warm_up); }},
       {"repeat", "N", "runs per policy, interleaved and rotated; min/median/max reported (1-1000)",
        [](J& j, const std::string& v) { return parse_count(v, 1, 1000, &j.repeat); },
        [](const J& j) { return OptValue::num(j.repeat); }},

@@ -29,6 +29,7 @@ struct BenchJob {
   double runtime = 0;                // seconds per run; 0: until size is done
   bool verify = false;
   bool drop_caches = true;
+  bool warm_up = true;               // page-cache memory warm-up before every run (measure_loop.h)
   unsigned repeat = 3;
   std::vector<hio_mode> policies = {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE, HIO_MODE_HYBRID};
   std::string ioengine = "hybridio";
@@ -41,6 +42,9 @@ struct BenchJob {
 };
 
 const std::vector<OptionSpec<BenchJob>>& bench_option_table();
+
+// The directory the job's files are in (--directory, or --filename's).
+std::string dir_of(const BenchJob& j);
 
 const char* rw_name(RwMode m);
 bool rw_reads(RwMode m);
