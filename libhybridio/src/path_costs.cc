@@ -37,12 +37,15 @@ bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise) {
 
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured) {
   bool disagrees = false;
+  bool offcache_below = false;  // the nearest smaller measured class went off the cache
   int highest_buffered = -1;
   for (int c = 0; c < kSizeClasses; ++c) {
     const Verdict by_config = class_floor(c) >= configured ? Verdict::kOffcache : Verdict::kBuffered;
     const Verdict measured = verdict_of(v, c);
     if (measured != Verdict::kUnknown && measured != by_config) disagrees = true;
-    if ((measured == Verdict::kUnknown ? by_config : measured) == Verdict::kBuffered) highest_buffered = c;
+    if (measured != Verdict::kUnknown) offcache_below = measured == Verdict::kOffcache;
+    const Verdict side = measured != Verdict::kUnknown ? measured : offcache_below ? Verdict::kOffcache : by_config;
+    if (side == Verdict::kBuffered) highest_buffered = c;
   }
   if (!disagrees) return configured;
   if (highest_buffered < 0) return std::min(configured, class_floor(0));

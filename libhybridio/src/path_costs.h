@@ -130,6 +130,14 @@ bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise = false);
 // configured one exactly when no measured verdict disagrees with it, else
 // the floor of the class above the largest class that belongs in the page
 // cache (~0 when the largest does; at most `configured` when none does).
+// A class not measured takes the side of the nearest smaller measured
+// class when that one went off the cache (what beats the cache at some
+// size beats it at larger ones: the cache's cost per byte does not fall
+// with the call size, the device's does), else its configured side.
+// Before, a class measured off the cache below the configured threshold
+// moved nothing while the classes between them were not measured: 64 KiB
+// writes measured cheaper uncached stayed buffered up to the 2 MiB
+// threshold.
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured);
 
 // A run of exploration on one stream (a file, one direction): the requests

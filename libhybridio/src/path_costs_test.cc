@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 
 namespace hybridio {
 namespace {
@@ -28,6 +30,28 @@ TEST(SizeClasses, PowersOfTwoFrom64KTo64MAndAbove) {
 TEST(LearnedThreshold, NoMeasurementKeepsTheConfiguredThresholdExactly) {
   for (uint64_t configured : {uint64_t{1}, uint64_t{4096}, 2 * M, 3 * M + 5, 8 * M, ~uint64_t{0}})
     EXPECT_EQ(learned_threshold(0, configured), configured);
+}
+
+// Verdicts packed as path_costs.h lays them out, from (class, verdict) pairs.
+PackedVerdicts packed_verdicts(std::initializer_list<std::pair<int, Verdict>> classes) {
+  PackedVerdicts v = 0;
+  for (const auto& [c, verdict] : classes) v |= static_cast<uint64_t>(verdict) << (2 * c);
+  return v;
+}
+
+TEST(LearnedThreshold, ClassesNotMeasuredFollowTheNearestSmallerOneOffTheCache) {
+  const int k64 = size_class(64 * K), k256 = size_class(256 * K), k1m = size_class(M), k4m = size_class(4 * M);
+  // Only 64 KiB measured, off the cache: every larger class goes with it.
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k64, Verdict::kOffcache}}), 8 * M), 64 * K);
+  // A larger class measured through the cache bounds it, and above that
+  // one the configured side holds again.
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k64, Verdict::kOffcache}, {k1m, Verdict::kBuffered}}), 2 * M), 2 * M);
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k64, Verdict::kOffcache}, {k1m, Verdict::kBuffered}}), 8 * M), 8 * M);
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k256, Verdict::kBuffered}}), 8 * M), 8 * M);
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k4m, Verdict::kBuffered}}), 2 * M), 8 * M);
+  // A measured buffered class does not pull unmeasured ones below it into the cache.
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k256, Verdict::kOffcache}, {k4m, Verdict::kBuffered}}), 2 * M), 8 * M);
+  EXPECT_EQ(learned_threshold(packed_verdicts({{k256, Verdict::kOffcache}}), 2 * M), 256 * K);
 }
 
 // A deterministic jitter in [-amplitude, +amplitude]: a fixed LCG.
