@@ -162,8 +162,9 @@ int run_bench_job(const BenchJob& j, const MachineInfo& m, Report* report) {
   // on a VM with free page reporting: without the warm-up a buffered run
   // was as fast as the memory the previous policy's run had just freed
   // (64 KiB cold reads: buffered 0.62-1.72 GB/s, hybrid's buffered reads
-  // after the direct and uncached runs 0.60-0.68).
-  plan.warm_up_bytes = j.warm_up ? need : 0;
+  // after the direct and uncached runs 0.60-0.68).  No run fills more
+  // page cache than the machine has (a --runtime job may name any size).
+  plan.warm_up_bytes = !j.warm_up ? 0 : m.memory_bytes ? std::min(need, m.memory_bytes) : need;
   plan.warm_up_dir = dir_of(j);
   plan.bytes_per_trial = need;
   plan.make_trial = [&](hio_mode mode, unsigned rep) {
