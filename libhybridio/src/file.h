@@ -216,6 +216,14 @@ class File {
   // A read exploration is due: the read-ahead window puts nothing new in
   // flight, and the run starts once the stream has used what is there.
   std::atomic<bool> ra_hold_{false};
+  // Bytes left of the explored direct read run in progress (~0: none): the
+  // window reads no further ahead than the run goes, so a run of a few
+  // calls does not put 32 MiB in flight that the stream then reads again
+  // through the cache.
+  std::atomic<uint64_t> ra_run_left_{~0ULL};
+  void limit_read_ahead(uint64_t bytes) {
+    if (ra_run_left_.load(std::memory_order_relaxed) != bytes) ra_run_left_.store(bytes, std::memory_order_relaxed);
+  }
   std::atomic<uint8_t> last_path_[2]{{HIO_PATH_COUNT}, {HIO_PATH_COUNT}};  // of the last learned request
 };
 

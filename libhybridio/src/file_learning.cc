@@ -101,6 +101,8 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     }
   }
   if (!may_explore) return d;
+  // Not (yet) a request of an explored direct read run: the window reads as far ahead as it likes.
+  if (req.op == HIO_OP_READ) limit_read_ahead(~0ULL);
   // The path the policy chose for this request as a member of its stream.
   // A read the cache decided (read_cached) still belongs to a stream that
   // goes off the cache when only part of it is cached (kernel readahead
@@ -189,6 +191,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     } else {
       runs_[op].advance(req.offset, len);
     }
+    if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(runs_[op].active() ? runs_[op].bytes_left : 0);
   }
   Stats& s = rt_.stats();
   s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered

@@ -287,6 +287,53 @@ TEST_F(FileLearning, ANewReadStreamChoosesItsPathAfresh) {
   EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kLarge / 2 * 8 * M) << "its records went direct";
 }
 
+// Bytes this process has had read from storage so far (/proc/self/io; the
+// ring's workers are threads of the process and count too).
+uint64_t storage_read_bytes() {
+  FILE* io = fopen("/proc/self/io", "r");
+  if (!io) return ~0ULL;
+  char line[128];
+  unsigned long long bytes = ~0ULL;
+  while (fgets(line, sizeof line, io))
+    if (sscanf(line, "read_bytes: %llu", &bytes) == 1) break;
+  fclose(io);
+  return bytes;
+}
+
+TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {
+  // A cold stream of 256 KiB reads goes through the page cache (`small`),
+  // and now and then a run of it explores direct reads.  The run is a few
+  // calls long (a path not measured yet), and the read-ahead window that
+  // direct streams get must stay within it: else every run put 32 MiB in
+  // flight that the stream read again through the cache after it.
+  if (storage_read_bytes() == ~0ULL) GTEST_SKIP() << "no read_bytes in /proc/self/io (kernel without task I/O accounting)";
+  constexpr size_t kRead = 256 << 10, kSize = 256 * M;
+  const std::vector<char> data = pattern(kSize, 21);
+  const std::string path = dir_.file("explored-direct");
+  hio_file* f = nullptr;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(hio_fsync(f), 0);
+  ASSERT_EQ(hio_close(f), 0);
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);  // read-only: the window may lease it
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  hio_stats_reset();
+  const uint64_t before = storage_read_bytes();
+  std::vector<char> back(kSize);
+  for (size_t at = 0; at < kSize; at += kRead)
+    ASSERT_EQ(hio_pread(f, back.data() + at, kRead, static_cast<off_t>(at)), static_cast<ssize_t>(kRead));
+  const uint64_t read = storage_read_bytes() - before;
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written";
+  const hio_stats s = stats();
+  ASSERT_GT(s.learn_explored_direct, 0u) << "a direct run explored (3 % of 256 MiB is several runs of 1 MiB)";
+  // Each run may round up to one 2 MiB block of the window, and the
+  // kernel's readahead may overshoot the file's last read by its window.
+  const uint64_t runs = s.learn_explored_direct / (4 * kRead) + 1;
+  EXPECT_LE(read, kSize + runs * 2 * M + 8 * M)
+      << "read from storage for " << s.learn_explored_direct << " bytes explored direct in about " << runs << " runs";
+}
+
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   const char* state = getenv("HYBRIDIO_STATE_DIR");
   if (!state || !*state) GTEST_SKIP() << "HYBRIDIO_STATE_DIR is not set: not writing the user's state directory";

@@ -295,13 +295,14 @@ bool ReadAhead::busy() {
   return !w->empty();
 }
 
-void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold) {
+void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold,
+                        uint64_t limit) {
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
   const bool sequential = w->stream_end != ~0ULL && offset >= w->stream_end && offset - w->stream_end <= kStreamGap;
   w->stream_end = offset + len;
-  if (hold && sequential) return;
+  if ((hold || limit == 0) && sequential) return;
   // A window of fewer than two requests does no better than the request's
   // own chunks in flight.
   if (!sequential || ahead < 2 * len) {
@@ -330,7 +331,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   // `ahead` bytes past its end, within the size seen at the start: a block
   // at the end of the file reads short, and only what it read is served.
   uint64_t next = w->empty() ? (offset + len) / block * block : w->back().offset + w->back().len;
-  const uint64_t until = std::min(offset + len + ahead, w->size);
+  const uint64_t until = std::min(offset + len + std::min(limit, ahead), w->size);
   unsigned queued = 0;
   while (w->count < kRingEntries && next < until) {
     io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);

@@ -99,7 +99,11 @@ class ReadAhead {
   // 1 MiB after its end), keeps the `ahead` bytes after it in flight, under
   // a read lease on the file behind `fd` (taken here when none is held).
   // `hold`: nothing new is put in flight (what is there is still served).
-  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold = false);
+  // `limit`: nothing is put in flight that starts `limit` bytes or more
+  // past the read's end (the stream goes elsewhere there); blocks already
+  // in flight stay, and a window that may not start a block is left alone.
+  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold = false,
+               uint64_t limit = ~0ULL);
 
   // Whether the window has reads in flight or ready to be served.
   bool busy();
