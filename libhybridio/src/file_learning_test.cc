@@ -334,6 +334,42 @@ TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {
       << "read from storage for " << s.learn_explored_direct << " bytes explored direct in about " << runs << " runs";
 }
 
+TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
+  // Two cold files read in step, in 4 MiB calls, as two ranks of a restore
+  // read their shards: both go direct through read-ahead windows.  A run
+  // through the page cache in one of them would queue behind the other's
+  // window and leave its stream behind, so none is explored while both
+  // windows are busy - although the class earns credit for several runs.
+  constexpr size_t kCall = 4 * M, kSize = 384 * M, kMeasured = kSize * 7 / 8;
+  const std::vector<char> data = pattern(kSize, 23);
+  hio_file* f[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = dir_.file("rank" + std::to_string(i));
+    ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f[i]), 0);
+    ASSERT_EQ(hio_pwrite(f[i], data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+    ASSERT_EQ(hio_fsync(f[i]), 0);
+    ASSERT_EQ(hio_close(f[i]), 0);
+    ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f[i]), 0);  // read-only: the window may lease it
+    posix_fadvise(hio_fd(f[i]), 0, 0, POSIX_FADV_DONTNEED);
+  }
+  hio_stats_reset();
+  std::vector<char> back[2] = {std::vector<char>(kSize), std::vector<char>(kSize)};
+  hio_stats s{};
+  for (size_t at = 0; at < kSize; at += kCall) {
+    if (at == kMeasured) s = stats();  // both windows still busy
+    for (int i = 0; i < 2; ++i)
+      ASSERT_EQ(hio_pread(f[i], back[i].data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall));
+  }
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(hio_close(f[i]), 0);
+    EXPECT_TRUE(back[i] == data) << "every byte as written, file " << i;
+  }
+  EXPECT_GT(s.read_ahead_hits, 0u) << "the streams were read ahead";
+  EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kMeasured) << "nearly all of both went direct";
+  EXPECT_EQ(s.learn_explored_buffered + s.learn_explored_dontcache, 0u)
+      << "3 % of " << 2 * kMeasured / M << " MiB would pay for several 16 MiB runs";
+}
+
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   const char* state = getenv("HYBRIDIO_STATE_DIR");
   if (!state || !*state) GTEST_SKIP() << "HYBRIDIO_STATE_DIR is not set: not writing the user's state directory";

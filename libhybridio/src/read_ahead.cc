@@ -24,6 +24,7 @@ namespace hybridio {
 namespace {
 
 std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
+std::atomic<int> g_busy_windows{0};  // windows of the process with reads in flight or ready
 
 // What all windows together may stage: a quarter of the memory the process
 // could still take (memory_headroom.h) plus what they hold already, at most
@@ -97,11 +98,14 @@ struct ReadAhead::Window {
   Slot& front() { return at(0); }
   Slot& back() { return at(count - 1); }
   bool empty() const { return count == 0; }
-  void push_back(Slot&& s) { at(count++) = std::move(s); }
+  void push_back(Slot&& s) {
+    if (count == 0) g_busy_windows.fetch_add(1, std::memory_order_relaxed);
+    at(count++) = std::move(s);
+  }
   void pop_front() {
     front() = Slot{};
     first = (first + 1) % kRingEntries;
-    --count;
+    if (--count == 0) g_busy_windows.fetch_sub(1, std::memory_order_relaxed);
     ++front_seq;
   }
   void drop_spares() {
@@ -210,6 +214,7 @@ ReadAhead::Window* ReadAhead::window() {
     // Unmap our view of the ring; leave the rest (the child's copy) alone.
     // Its lease descriptor the child has closed already (read_lease.h).
     g_staged.fetch_sub(w->staged.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    if (w->count) g_busy_windows.fetch_sub(1, std::memory_order_relaxed);
     if (w->ring_ok) close_ring(&w->ring);
   }
   return fresh;
@@ -399,5 +404,7 @@ void ReadAhead::drop() {
 }
 
 uint64_t ReadAhead::staged_bytes() { return g_staged.load(std::memory_order_relaxed); }
+
+int ReadAhead::busy_windows() { return g_busy_windows.load(std::memory_order_relaxed); }
 
 }  // namespace hybridio

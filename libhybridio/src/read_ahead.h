@@ -126,6 +126,8 @@ class ReadAhead {
 
   // Testing: staging bytes held by all windows of the process.
   static uint64_t staged_bytes();
+  // Windows of the process (of any file) that have reads in flight or ready.
+  static int busy_windows();
 
  private:
   struct Window;
