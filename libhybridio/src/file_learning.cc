@@ -157,9 +157,8 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // ranks, 1 % of the bytes explored that way left the slowest rank 8 %
     // behind the direct policy (0.91x; with learning off 0.99x); one
     // stream alone, 0.97x with 1.5 % explored.
-    const bool own_busy = cached_run && ra_.busy();
-    const bool contended = cached_run && ReadAhead::busy_windows() > (own_busy ? 1 : 0);
-    const bool hold = own_busy && !contended;
+    const bool contended = cached_run && ReadAhead::windows_in_flight() > (ra_.in_flight() ? 1 : 0);
+    const bool hold = cached_run && !contended && ra_.busy();
     if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
     if (hold || contended) return d;
   }

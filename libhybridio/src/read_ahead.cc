@@ -24,7 +24,7 @@ namespace hybridio {
 namespace {
 
 std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
-std::atomic<int> g_busy_windows{0};  // windows of the process with reads in flight or ready
+std::atomic<int> g_windows_in_flight{0};  // windows of the process with reads in flight
 
 // What all windows together may stage: a quarter of the memory the process
 // could still take (memory_headroom.h) plus what they hold already, at most
@@ -84,6 +84,7 @@ struct ReadAhead::Window {
   Slot slots[kRingEntries];
   unsigned first = 0;          // position of index 0 in `slots`
   unsigned count = 0;
+  unsigned in_flight = 0;      // slots not done yet (ReadAhead::windows_in_flight())
   uint64_t front_seq = 0;      // user_data of index 0
   PoolBuffer spare[kRingEntries];  // released staging buffers of the current size
   unsigned nspare = 0;
@@ -99,13 +100,13 @@ struct ReadAhead::Window {
   Slot& back() { return at(count - 1); }
   bool empty() const { return count == 0; }
   void push_back(Slot&& s) {
-    if (count == 0) g_busy_windows.fetch_add(1, std::memory_order_relaxed);
+    if (in_flight++ == 0) g_windows_in_flight.fetch_add(1, std::memory_order_relaxed);
     at(count++) = std::move(s);
   }
   void pop_front() {
     front() = Slot{};
     first = (first + 1) % kRingEntries;
-    if (--count == 0) g_busy_windows.fetch_sub(1, std::memory_order_relaxed);
+    --count;
     ++front_seq;
   }
   void drop_spares() {
@@ -141,6 +142,7 @@ struct ReadAhead::Window {
   void complete(uint64_t user_data, int res) {
     const uint64_t k = user_data - front_seq;
     if (k < count) {
+      if (!at(k).done && --in_flight == 0) g_windows_in_flight.fetch_sub(1, std::memory_order_relaxed);
       at(k).done = true;
       at(k).res = res;
     }
@@ -214,7 +216,7 @@ ReadAhead::Window* ReadAhead::window() {
     // Unmap our view of the ring; leave the rest (the child's copy) alone.
     // Its lease descriptor the child has closed already (read_lease.h).
     g_staged.fetch_sub(w->staged.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    if (w->count) g_busy_windows.fetch_sub(1, std::memory_order_relaxed);
+    if (w->in_flight) g_windows_in_flight.fetch_sub(1, std::memory_order_relaxed);
     if (w->ring_ok) close_ring(&w->ring);
   }
   return fresh;
@@ -291,6 +293,13 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
   stats.add(stats.read_ahead_hits);
   stats.add(stats.read_ahead_bytes, len);
   return len;
+}
+
+bool ReadAhead::in_flight() {
+  Window* w = window_.load(std::memory_order_acquire);
+  if (!w || w->pid != getpid()) return false;
+  std::lock_guard<std::mutex> lock(w->mu);
+  return w->in_flight > 0;
 }
 
 bool ReadAhead::busy() {
@@ -405,6 +414,6 @@ void ReadAhead::drop() {
 
 uint64_t ReadAhead::staged_bytes() { return g_staged.load(std::memory_order_relaxed); }
 
-int ReadAhead::busy_windows() { return g_busy_windows.load(std::memory_order_relaxed); }
+int ReadAhead::windows_in_flight() { return g_windows_in_flight.load(std::memory_order_relaxed); }
 
 }  // namespace hybridio

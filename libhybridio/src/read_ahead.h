@@ -107,6 +107,8 @@ class ReadAhead {
 
   // Whether the window has reads in flight or ready to be served.
   bool busy();
+  // Whether it has reads in flight (not reaped yet).
+  bool in_flight();
 
   // Whether a window could run for the file behind `fd` now: a read lease
   // is held (taken here if possible).  The policy's HIO_FILE_READ_PIPELINE.
@@ -126,8 +128,10 @@ class ReadAhead {
 
   // Testing: staging bytes held by all windows of the process.
   static uint64_t staged_bytes();
-  // Windows of the process (of any file) that have reads in flight or ready.
-  static int busy_windows();
+  // Windows of the process (of any file) with reads in flight: submitted
+  // and not reaped yet (a window nobody reads from any more keeps counting
+  // until the file is closed or read again).
+  static int windows_in_flight();
 
  private:
   struct Window;
