@@ -768,7 +768,7 @@ File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bou
   }
   if (p.done == len)
     ra_.advance(fd_, len, offset, ReadAhead::window_for(engine.read_ahead, len), rt_.stats(),
-                ra_hold_.load(std::memory_order_relaxed), ra_run_left_.load(std::memory_order_relaxed));
+                ra_hold_.load(std::memory_order_relaxed) ? 0 : ra_run_left_.load(std::memory_order_relaxed));
   return p;
 }
 

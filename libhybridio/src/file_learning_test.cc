@@ -21,6 +21,7 @@
 #include "hybridio/hybridio.h"
 #include "learned_store.h"
 #include "path_costs.h"
+#include "proc_files.h"
 #include "runtime.h"
 #include "temp_dir.h"
 
@@ -290,14 +291,9 @@ TEST_F(FileLearning, ANewReadStreamChoosesItsPathAfresh) {
 // Bytes this process has had read from storage so far (/proc/self/io; the
 // ring's workers are threads of the process and count too).
 uint64_t storage_read_bytes() {
-  FILE* io = fopen("/proc/self/io", "r");
-  if (!io) return ~0ULL;
-  char line[128];
-  unsigned long long bytes = ~0ULL;
-  while (fgets(line, sizeof line, io))
-    if (sscanf(line, "read_bytes: %llu", &bytes) == 1) break;
-  fclose(io);
-  return bytes;
+  char text[512];
+  uint64_t bytes;
+  return read_small_file("/proc/self/io", text, sizeof text) && line_number(text, "read_bytes:", &bytes) ? bytes : ~0ULL;
 }
 
 TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {

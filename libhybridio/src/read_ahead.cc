@@ -309,14 +309,13 @@ bool ReadAhead::busy() {
   return !w->empty();
 }
 
-void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold,
-                        uint64_t limit) {
+void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, uint64_t limit) {
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
   const bool sequential = w->stream_end != ~0ULL && offset >= w->stream_end && offset - w->stream_end <= kStreamGap;
   w->stream_end = offset + len;
-  if ((hold || limit == 0) && sequential) return;
+  if (limit == 0 && sequential) return;
   // A window of fewer than two requests does no better than the request's
   // own chunks in flight.
   if (!sequential || ahead < 2 * len) {

@@ -98,12 +98,11 @@ class ReadAhead {
   // (served or not): when it continues the previous one (starts at or up to
   // 1 MiB after its end), keeps the `ahead` bytes after it in flight, under
   // a read lease on the file behind `fd` (taken here when none is held).
-  // `hold`: nothing new is put in flight (what is there is still served).
   // `limit`: nothing is put in flight that starts `limit` bytes or more
   // past the read's end (the stream goes elsewhere there); blocks already
-  // in flight stay, and a window that may not start a block is left alone.
-  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, bool hold = false,
-               uint64_t limit = ~0ULL);
+  // in flight stay, and are still served.  0 holds the window: nothing new
+  // is put in flight.
+  void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, uint64_t limit = ~0ULL);
 
   // Whether the window has reads in flight or ready to be served.
   bool busy();
