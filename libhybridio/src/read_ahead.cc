@@ -90,6 +90,13 @@ struct ReadAhead::Window {
   unsigned nspare = 0;
   std::atomic<uint64_t> staged{0};
   uint64_t block = 0;          // bytes of every slot's read (block_size())
+  // How far past the stream the window reads now: it starts at two blocks
+  // (or two requests) and doubles with every read of the stream, up to the
+  // `ahead` asked for.  A window that put all of 32 MiB in flight at once
+  // got its first block only when the device had served them all together
+  // (12 ms on the development VM, docs/performance.md), and the stream's
+  // next read waited for it.
+  uint64_t reach = 0;
   uint64_t stream_end = ~0ULL;  // where the previous direct read ended
   ReadLease lease;             // what keeps the window's bytes current (read_ahead.h)
   uint64_t lease_generation = 0;  // the lease generation everything in the window was read under
@@ -337,6 +344,9 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
     const uint64_t block = block_size(ahead);
     if (w->block != block) w->drop_spares();
     w->block = block;
+    w->reach = std::max(2 * block, 2 * len);
+  } else {
+    w->reach = std::min(ahead, 2 * w->reach);
   }
   const uint64_t block = w->block;
   const int lfd = w->lease.fd();
@@ -344,7 +354,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   // `ahead` bytes past its end, within the size seen at the start: a block
   // at the end of the file reads short, and only what it read is served.
   uint64_t next = w->empty() ? (offset + len) / block * block : w->back().offset + w->back().len;
-  const uint64_t until = std::min(offset + len + std::min(limit, ahead), w->size);
+  const uint64_t until = std::min(offset + len + std::min({limit, ahead, w->reach}), w->size);
   unsigned queued = 0;
   while (w->count < kRingEntries && next < until) {
     io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);

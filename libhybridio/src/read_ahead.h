@@ -9,7 +9,9 @@
 // stream's requests, if more, up to 128 MiB: window_for()) in flight, as
 // blocks of 2 MiB (more for windows over 64 MiB) at multiples of the block
 // size, in aligned staging buffers from the NUMA-local pool, on a ring of
-// the file's own.  A stream need not be made of equal, adjacent requests:
+// the file's own.  A window starts with two blocks (or two requests) in
+// flight and doubles that with every read of the stream up to its size, so
+// the stream's first reads do not wait for the whole window at once.  A stream need not be made of equal, adjacent requests:
 // a checkpoint restore reads records of every size with a small header
 // between them, and the headers go through the page cache while the
 // records come from the window (a read that starts up to 1 MiB past the

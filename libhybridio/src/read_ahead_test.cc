@@ -122,6 +122,31 @@ TEST_F(ReadAheadTest, OnByDefault) {
   EXPECT_GT(stats().read_ahead_hits, 0u);
 }
 
+TEST_F(ReadAheadTest, AWindowStartsWithTwoBlocksAndGrowsToItsSize) {
+  hio_engine_config e;
+  hio_engine_get(&e);
+  e.read_ahead = 32 * M;
+  hio_engine_set(&e);
+  const std::string path = dir_.file("ramp");
+  std::vector<char> model = make_file(path, 48 * M, 4);
+  hio_file* f;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  std::vector<uint64_t> staged;
+  for (uint64_t off = 0; off < 8 * kRead; off += kRead) {
+    read_and_check(f, model, off);
+    staged.push_back(ReadAhead::staged_bytes());
+  }
+  // The second read starts the window: from the 2 MiB block it ended in to
+  // two blocks past its end, not all of the 32 MiB at once.
+  EXPECT_EQ(staged[1], 6 * M);
+  EXPECT_LT(staged[2], 16 * M) << "it doubles with every read of the stream";
+  EXPECT_GE(staged[7], 32 * M) << "and reaches the 32 MiB asked for";
+  for (uint64_t off = 8 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+  EXPECT_EQ(stats().read_ahead_dropped, 0u);
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
 TEST(ReadAheadWindow, HoldsAtLeastTwoRequestsUpToALimit) {
   EXPECT_EQ(ReadAhead::window_for(0, 64 * M), 0u) << "off stays off";
   EXPECT_EQ(ReadAhead::window_for(32 * M, 4 * M), 32 * M);
