@@ -236,11 +236,22 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
     unsynced_[d.path == HIO_PATH_DONTCACHE][measure && c >= 0 ? c : kSizeClasses].fetch_add(
         done, std::memory_order_relaxed);
   if (!measure || done != req.length) return;  // short: EOF, an error, a full disk
-  bool moved;
+  // An explored read run is held to the time of its measured requests (the
+  // first one after another path's pays for the switch, and is not); when
+  // it is over, its batch is folded (FsCosts::spend).
+  const bool explored_read = req.op == HIO_OP_READ && (req.file_flags & HIO_FILE_EXPLORE);
+  bool moved = false;
   {
-    std::unique_lock<std::mutex> lock(fs->mu, std::try_to_lock);
-    if (!lock.owns_lock()) return;  // another thread is recording: one sample fewer
+    std::unique_lock<std::mutex> lock(fs->mu, std::defer_lock);
+    if (explored_read)
+      lock.lock();
+    else if (!lock.try_lock())
+      return;  // another thread is recording: one sample fewer
     moved = fs->costs.add_sample(req.op, d.path, req.length, ns);
+    if (explored_read) {
+      std::lock_guard<std::mutex> run_lock(run_mu_);
+      moved |= fs->costs.spend(&runs_[HIO_OP_READ], HIO_OP_READ, d.path, ns);
+    }
     if (moved) fs->publish();
   }
   Stats& s = rt_.stats();

@@ -16,6 +16,11 @@ namespace {
 // the price of its next exploration, if higher): a run of requests that
 // could not explore (cached reads) does not turn into a burst later.
 constexpr uint64_t kCreditRequests = 17;
+// A read run may take this many times the time it was priced at: its
+// first request through the cache pays for the kernel's readahead starting
+// over (30 ns/byte for one 1 MiB call, where a stream of them reads at
+// 0.7), and a path not measured yet is priced at a guess.
+constexpr double kRunTimeSlack = 4;
 
 }  // namespace
 
@@ -66,25 +71,39 @@ void FsCosts::fold(double* avg, double* var, uint64_t n, double sample, uint32_t
 bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return false;
-  if (path != HIO_PATH_DIRECT) {
-    Batch& b = pending_[op][path == HIO_PATH_DONTCACHE];
-    ++b.calls;
-    b.bytes += len;
-    b.ns += static_cast<double>(ns);
-    b.class_bytes[c] += len;
-    if (b.calls < (op == HIO_OP_WRITE ? tuning_.cached_write_batch : 1) || b.bytes < tuning_.cached_batch_bytes)
-      return false;
-    const Batch full = b;
-    b = Batch();
-    bool moved = false;
-    for (int k = 0; k < kSizeClasses; ++k) {
-      if (!full.class_bytes[k]) continue;
-      const double share = full.ns * static_cast<double>(full.class_bytes[k]) / static_cast<double>(full.bytes);
-      moved |= fold_sample(op, k, path, full.class_bytes[k], share);
-    }
-    return moved;
+  if (op == HIO_OP_WRITE && path == HIO_PATH_DIRECT) return fold_sample(op, c, path, len, static_cast<double>(ns));
+  Batch& b = path == HIO_PATH_DIRECT ? direct_reads_[c] : pending_[op][path == HIO_PATH_DONTCACHE];
+  ++b.calls;
+  b.bytes += len;
+  b.ns += static_cast<double>(ns);
+  b.class_bytes[c] += len;
+  const bool full = op == HIO_OP_WRITE ? b.calls >= tuning_.cached_write_batch && b.bytes >= tuning_.cached_batch_bytes
+                                       : b.bytes >= tuning_.read_batch_bytes;
+  return full && fold_batch(op, path, &b);
+}
+
+bool FsCosts::finish_batch(hio_op op, hio_path path) {
+  if (path >= HIO_PATH_COUNT || (op == HIO_OP_WRITE && path == HIO_PATH_DIRECT)) return false;
+  bool moved = false;
+  if (op == HIO_OP_READ && path == HIO_PATH_DIRECT) {
+    for (Batch& b : direct_reads_)
+      if (b.bytes) moved |= fold_batch(op, path, &b);
+  } else if (Batch& b = pending_[op][path == HIO_PATH_DONTCACHE]; b.bytes) {
+    moved = fold_batch(op, path, &b);
   }
-  return fold_sample(op, c, path, len, static_cast<double>(ns));
+  return moved;
+}
+
+bool FsCosts::fold_batch(hio_op op, hio_path path, Batch* batch) {
+  const Batch full = *batch;
+  *batch = Batch();
+  bool moved = false;
+  for (int k = 0; k < kSizeClasses; ++k) {
+    if (!full.class_bytes[k]) continue;
+    const double share = full.ns * static_cast<double>(full.class_bytes[k]) / static_cast<double>(full.bytes);
+    moved |= fold_sample(op, k, path, full.class_bytes[k], share);
+  }
+  return moved;
 }
 
 bool FsCosts::fold_sample(hio_op op, int c, hio_path path, uint64_t len, double ns) {
@@ -275,7 +294,8 @@ uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path) const {
   const uint64_t run = std::max(len, tuning_.explore_run_bytes);
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT || est_[op][c][path].samples) return run;
-  return std::min<uint64_t>(run, (tuning_.min_samples + uint64_t{1}) * len);
+  const uint64_t first_look = (tuning_.min_samples + uint64_t{1}) * len;
+  return std::min<uint64_t>(run, op == HIO_OP_READ ? std::max(first_look, tuning_.read_batch_bytes) : first_look);
 }
 
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {
@@ -309,6 +329,16 @@ void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t le
   last_explored_[op][c] = static_cast<uint8_t>(explored);
   ++explorations_[op][c];
   run->start(explored, decided, offset, len, bytes);
+  run->ns_left = kRunTimeSlack * time_of(op, c, explored, decided, bytes);
+}
+
+bool FsCosts::spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns) {
+  if (run->active() && run->path == path && !run->spend(static_cast<double>(ns))) {
+    const int c = run->start_class;
+    const uint64_t left = run->end();
+    if (c >= 0 && c < kSizeClasses) credit_[op][c] += left * 100;
+  }
+  return run->active() ? false : finish_batch(op, path);
 }
 
 void FsCosts::end_run(ExploreRun* run, hio_op op) {

@@ -54,18 +54,24 @@ struct LearnTuning {
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
   double noise_sigmas = 3;       // ... plus this many standard errors of the difference
-  // Calls through the cache are folded into one sample (their summed time
-  // over their summed bytes) until there are at least cached_batch_bytes
-  // of them and, for writes, cached_write_batch calls.  Most of them
-  // return at copy speed, and now and then one pays for many: a read waits
-  // for the next readahead window, a write for the dirty pages of many
-  // (throttling, writeback).  So one call says little and a batch says
-  // what the path costs.  A batch gathers calls of every size class (in
-  // a stream through the cache, the kernel's readahead and writeback set
-  // the pace, not the size of a call), and each class with calls in it
-  // takes the batch's cost as one sample.
+  // Calls are folded into one sample (their summed time over their summed
+  // bytes) per batch: writes through the cache until there are at least
+  // cached_write_batch calls of cached_batch_bytes, reads on every path
+  // until there are read_batch_bytes (or their explored run ends).  Most
+  // calls return at copy speed, and now and then one pays for many: a read
+  // through the cache waits for the next readahead window, a direct read
+  // for the next blocks of its window (read_ahead.h: 5 us per 64 KiB copied
+  // out, one call in 8-512 waits 9-13 ms), a write for the dirty pages of
+  // many (throttling, writeback).  So one call says little and a batch
+  // says what the path costs: sampled one by one, the average sat far
+  // below the mean (1 MiB direct reads at 0.12 ns/byte, three times the
+  // device's rate).  A batch through the cache gathers calls of every size
+  // class (readahead and writeback set the pace of such a stream, not the
+  // size of a call), and each class with calls in it takes the batch's
+  // cost as one sample; direct reads are batched per class.
   uint64_t cached_batch_bytes = 16 << 20;
   uint32_t cached_write_batch = 8;
+  uint64_t read_batch_bytes = 4 << 20;
   // An exploration is a run of consecutive requests of a sequential stream
   // this long (or one request, if larger): a stream path's cost (kernel
   // readahead, writeback) shows in a stream of it, not in one request in
@@ -159,6 +165,7 @@ struct ExploreRun {
   int start_class = -1;            // whose credit paid for it
   uint64_t next_offset = 0;
   uint64_t bytes_left = 0;
+  double ns_left = 0;              // the time it was given (FsCosts::spend)
 
   bool active() const { return path != HIO_PATH_COUNT; }
   // Whether [offset, offset + len), which the policy sent down
@@ -179,6 +186,11 @@ struct ExploreRun {
     next_offset = offset + len;
     bytes_left -= len;
     if (bytes_left == 0) path = HIO_PATH_COUNT;
+  }
+  // Takes `ns` of the run's time; false once it has used more than it was given.
+  bool spend(double ns) {
+    ns_left -= ns;
+    return ns_left >= 0;
   }
   // Ends the run; returns the bytes it did not use.
   uint64_t end() {
@@ -237,10 +249,24 @@ class FsCosts {
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
   void start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t len, hio_path explored, hio_path decided);
   void end_run(ExploreRun* run, hio_op op);
+  // A measured request of a read run took `ns` (the first one after
+  // another path's pays for the switch: not measured, not counted).  A run
+  // is given four times the time
+  // its bytes were priced at; one that has used it up ends here (the bytes it did
+  // not use are given back, the time is spent).  When the run is over
+  // (ended here, or by its last request), its batch of samples is folded
+  // (finish_batch).  True when a verdict moved.
+  bool spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns);
+  // Folds what `path` has gathered of a batch of `op` (add_sample), however
+  // small.  True when a verdict moved.
+  bool finish_batch(hio_op op, hio_path path);
   // The bytes of a run exploring `path` that starts with a request of
-  // `len`: explore_run_bytes, or the request if larger; at most
-  // min_samples + 1 requests while the path has no sample in that class
-  // (its price is a guess until then).
+  // `len`: explore_run_bytes, or the request if larger.  While the path has
+  // no sample in that class (its price is a guess until then), at most
+  // min_samples + 1 requests, and for reads at least one batch
+  // (read_batch_bytes): a read path is measured on a stream of it, and a
+  // few calls of a direct window measure only its start.  A read run is
+  // also held to its price in time (spend()).
   uint64_t run_bytes(hio_op op, uint64_t len, hio_path path) const;
   const LearnTuning& tuning() const { return tuning_; }
   // Where nothing is measured both ways, whether `op` goes uncached off the
@@ -300,6 +326,10 @@ class FsCosts {
     double ns = 0;
     uint64_t class_bytes[kSizeClasses] = {};
   } pending_[2][2] = {};
+  // Direct reads, per class: a direct read's cost depends on its size
+  // where the calls of a stream through the cache go at its readahead's pace.
+  Batch direct_reads_[kSizeClasses] = {};
+  bool fold_batch(hio_op op, hio_path path, Batch* batch);
   bool dirty_ = false;
 };
 

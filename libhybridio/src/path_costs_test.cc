@@ -158,6 +158,10 @@ struct Stream {
     time += ns;
     if (target != HIO_PATH_COUNT) explored_time += ns;
     if (steady) moves += costs.add_sample(op, path, len, static_cast<uint64_t>(ns));
+    // As File::learn_from: an explored read run is held to the time of its
+    // measured requests, and its batch ends with it.
+    if (steady && target != HIO_PATH_COUNT && op == HIO_OP_READ)
+      moves += costs.spend(&r, op, path, static_cast<uint64_t>(ns));
     if (op == HIO_OP_WRITE && path != HIO_PATH_DIRECT) unsynced[path == HIO_PATH_DONTCACHE][size_class(len)] += len;
     if (op == HIO_OP_WRITE && ++requests % syncs_every == 0) sync(dev);
     return path;
@@ -206,30 +210,83 @@ TEST(PathCosts, ReadThresholdMovesToTheMeasuredCrossover) {
   EXPECT_EQ(t.threshold(HIO_OP_READ, 8 * M), 2 * M);
 }
 
-TEST(PathCosts, CallsThroughTheCacheAreMeasuredInBatchesOfEveryClass) {
-  // A restore's records of 1, 2 and 4 MiB read uncached: no call is a
-  // sample on its own; 16 MiB of them are one sample of each class they
-  // came from, at the batch's cost per byte.  Direct reads are samples
-  // one by one.
+TEST(PathCosts, ReadsAreMeasuredInBatches) {
+  // A restore's records of 1 and 2 MiB read uncached: no call is a sample
+  // on its own; 4 MiB of them are one sample of each class they came from,
+  // at the batch's cost per byte.
+  const int c1 = size_class(1 * M), c2 = size_class(2 * M);
+  {
+    FsCosts costs;
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 1 * M, 1 * M);  // 1 ns/byte
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 2 * M, 2 * M);
+    EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DONTCACHE).samples, 0u) << "3 MiB so far";
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 1 * M, 1 * M * 13);  // the one that waited: 13 ns/byte
+    for (int c : {c1, c2}) {
+      EXPECT_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 1u) << class_floor(c);
+      EXPECT_DOUBLE_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).ns_per_byte, 16.0 / 4.0);
+    }
+    EXPECT_EQ(costs.estimate(HIO_OP_READ, size_class(4 * M), HIO_PATH_DONTCACHE).samples, 0u);
+    // What is left of a batch is folded when asked (an explored run's end).
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 1 * M, 1 * M);
+    costs.finish_batch(HIO_OP_READ, HIO_PATH_DONTCACHE);
+    EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DONTCACHE).samples, 2u);
+    costs.finish_batch(HIO_OP_READ, HIO_PATH_DONTCACHE);
+    EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DONTCACHE).samples, 2u) << "nothing left";
+  }
+  // Direct reads are batched per class: their cost depends on their size.
   FsCosts costs;
-  const int c1 = size_class(1 * M), c2 = size_class(2 * M), c4 = size_class(4 * M);
-  uint64_t bytes = 0, ns = 0;
-  for (uint64_t len : {1 * M, 4 * M, 2 * M, 4 * M, 1 * M}) {
-    costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, len, len);  // 1 ns/byte
-    bytes += len;
-    ns += len;
-  }
-  EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DONTCACHE).samples, 0u) << bytes << " bytes so far";
-  costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 4 * M, 4 * M * 4);  // the one that waited: 4 ns/byte
-  bytes += 4 * M;
-  ns += 16 * M;
-  for (int c : {c1, c2, c4}) {
-    EXPECT_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 1u) << class_floor(c);
-    EXPECT_DOUBLE_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).ns_per_byte, double(ns) / double(bytes));
-  }
-  EXPECT_EQ(costs.estimate(HIO_OP_READ, size_class(8 * M), HIO_PATH_DONTCACHE).samples, 0u);
-  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 1 * M);
+  for (int i = 0; i < 3; ++i) costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 1 * M);
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 2 * M, 2 * M * 7);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DIRECT).samples, 0u);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c2, HIO_PATH_DIRECT).samples, 0u);
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 1 * M * 13);
   EXPECT_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DIRECT).samples, 1u);
+  EXPECT_DOUBLE_EQ(costs.estimate(HIO_OP_READ, c1, HIO_PATH_DIRECT).ns_per_byte, 16.0 / 4.0);
+  costs.finish_batch(HIO_OP_READ, HIO_PATH_DIRECT);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c2, HIO_PATH_DIRECT).samples, 1u);
+  EXPECT_DOUBLE_EQ(costs.estimate(HIO_OP_READ, c2, HIO_PATH_DIRECT).ns_per_byte, 7.0);
+  // Direct writes are samples one by one.
+  costs.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 1 * M, 1 * M);
+  EXPECT_EQ(costs.estimate(HIO_OP_WRITE, c1, HIO_PATH_DIRECT).samples, 1u);
+}
+
+TEST(PathCosts, AReadRunIsHeldToItsTime) {
+  // 64 KiB reads through the cache at 1 ns/byte; direct not measured yet.
+  // An explored direct run is priced as if it cost what the cache does, and
+  // it is given four times 4 MiB's worth of that time.
+  FsCosts costs;
+  for (int i = 0; i < 4096; ++i) costs.add_sample(HIO_OP_READ, HIO_PATH_BUFFERED, 64 * K, 64 * K);
+  for (int i = 0; i < 10000; ++i) costs.account(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, false);
+  ASSERT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, false), HIO_PATH_DIRECT);
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT), 4 * M) << "a first look at a read path: a batch";
+  EXPECT_EQ(costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DIRECT), 4 * 64 * K) << "at a write path: 4 requests";
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED), 16 * M) << "a path measured: a whole run";
+  // A run whose calls cost 20 ns/byte ends once it has used its time:
+  // about a fifth of its bytes.
+  ExploreRun run;
+  uint64_t offset = 0;
+  costs.start_run(&run, HIO_OP_READ, offset, 64 * K, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
+  int calls = 0;
+  for (;;) {
+    ++calls;
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 64 * K, 64 * K * 20);
+    costs.spend(&run, HIO_OP_READ, HIO_PATH_DIRECT, 64 * K * 20);
+    offset += 64 * K;
+    if (!run.continues(offset, 64 * K, HIO_PATH_BUFFERED)) break;
+    run.advance(offset, 64 * K);
+  }
+  EXPECT_EQ(calls, 4 * 4 * M / (64 * K) / 20 + 1);
+  const PathEstimate& direct = costs.estimate(HIO_OP_READ, size_class(64 * K), HIO_PATH_DIRECT);
+  EXPECT_EQ(direct.samples, 1u) << "the run's calls are one sample, folded when it ended";
+  EXPECT_DOUBLE_EQ(direct.ns_per_byte, 20.0);
+  // A run at four times the price it was given goes to its end.
+  costs.start_run(&run, HIO_OP_READ, 0, 64 * K, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED);
+  for (offset = 64 * K;; offset += 64 * K) {
+    costs.spend(&run, HIO_OP_READ, HIO_PATH_DONTCACHE, 4 * 64 * K);
+    if (!run.continues(offset, 64 * K, HIO_PATH_BUFFERED)) break;
+    run.advance(offset, 64 * K);
+  }
+  EXPECT_EQ(offset, 4 * M);
 }
 
 TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
@@ -569,13 +626,13 @@ TEST(PathCosts, DampingIsASetting) {
   LearnTuning t;
   t.damping = 4;
   FsCosts c(t);
-  for (uint64_t ns : {100ULL, 200ULL, 300ULL, 400ULL}) c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 100, ns);
-  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_READ, -1 + 1, HIO_PATH_DIRECT).samples, 0);  // 100 bytes: below every class
-  for (uint64_t ns : {1ULL, 2ULL, 3ULL, 4ULL}) c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, ns * M);
-  const PathEstimate& e = c.estimate(HIO_OP_READ, size_class(1 * M), HIO_PATH_DIRECT);
+  for (uint64_t ns : {100ULL, 200ULL, 300ULL, 400ULL}) c.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 100, ns);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, -1 + 1, HIO_PATH_DIRECT).samples, 0);  // 100 bytes: below every class
+  for (uint64_t ns : {1ULL, 2ULL, 3ULL, 4ULL}) c.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 1 * M, ns * M);
+  const PathEstimate& e = c.estimate(HIO_OP_WRITE, size_class(1 * M), HIO_PATH_DIRECT);
   EXPECT_EQ(e.samples, 4u);
   EXPECT_DOUBLE_EQ(e.ns_per_byte, 2.5);
-  c.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 1 * M, 6 * M);
+  c.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 1 * M, 6 * M);
   EXPECT_DOUBLE_EQ(e.ns_per_byte, 2.5 + (6 - 2.5) / 4);
 }
 
