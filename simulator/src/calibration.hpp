@@ -7,8 +7,10 @@
  *                    parallel engine: b >= 2 chunks goes out as n chunks, d = min(depth, n) in flight)
  *   buffered write:  1/throughput = cost / b + per-byte cost (copy, page allocation and the
  *                    writeback at the end fsync together: one measurement cannot separate them)
+ *   uncached write:  the same form, fitted on the report's dontcache rows when it has them
  *   buffered read:   1/throughput = cost / b + 1 / min(copy_bw, fetch_bw)          (b <= readahead:
- *                    the fetch of the next data overlaps the copy)
+ *                    the fetch of the next data overlaps the copy; fetch_bw is the kernel's
+ *                    readahead, which may be slower than the disk serves direct reads)
  *                    1/throughput = cost / b + 1 / copy_bw + 1 / fetch_bw          (b > readahead:
  *                    the read waits for its own data)
  * Linear least squares minimising relative error where the form is linear; the direct form
@@ -28,6 +30,7 @@ struct BenchPoint {
   double gbps   = 0;  // the statistic used (gbps_median unless told otherwise)
   double spread = -1; // (gbps_max - gbps_min) / gbps_median when the file has them
   double direct_share = -1; // share of the bytes the library sent direct (counters), when known
+  double uncached_share = -1; // ... and uncached (RWF_DONTCACHE)
   std::vector<double> runs = {}; // GB/s of each repeat in the report's order (runs[].gbps), when present
 };
 
@@ -60,6 +63,10 @@ struct Calibration {
   double direct_read_lat = 0, direct_read_bw = 0, direct_read_queue_bw = 0, disk_read_bw = 0;
   double buffered_write_cost = 0, copy_write_bw = 0;
   double buffered_read_cost = 0, copy_read_bw = 0;
+  double readahead_bw = 0; // the buffered read stream's fetch where it is slower than the disk (0: it is not)
+  // Uncached writes, when the report has dontcache write rows at two fit sizes or more (else 0):
+  // the form of buffered writes, fitted on their own (their writeback overlaps the next copies).
+  double uncached_write_cost = 0, copy_write_uncached_bw = 0;
 };
 
 /* Seconds for one direct request of `bs` bytes under the direct form above (queue_bw 0: none). */

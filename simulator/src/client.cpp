@@ -229,9 +229,14 @@ void ClientModel::write_piece(int node, int file, const Piece& pc)
   cache.reserve_dirty(pc.bytes * threads);
   // Writers of one shared file take turns (the file's lock): calls and copies one after another.
   double turns = shared_files_.count(file) ? threads : 1;
-  if (p_.client.buffered_write_cost > 0)
-    sg4::this_actor::sleep_for(pc.calls * turns * p_.client.buffered_write_cost);
-  copy(pc.bytes * threads, p_.client.copy_bw_write * threads / turns);
+  const bool uncached = pc.path == Path::Dontcache;
+  const double call_cost = uncached && p_.client.uncached_write_cost >= 0 ? p_.client.uncached_write_cost
+                                                                            : p_.client.buffered_write_cost;
+  const double copy_bw =
+      uncached && p_.client.copy_bw_write_uncached > 0 ? p_.client.copy_bw_write_uncached : p_.client.copy_bw_write;
+  if (call_cost > 0)
+    sg4::this_actor::sleep_for(pc.calls * turns * call_cost);
+  copy(pc.bytes * threads, copy_bw * threads / turns);
   cache.add_dirty(file, pc.offset, pc.bytes * threads, pc.path == Path::Dontcache);
 }
 
@@ -273,9 +278,18 @@ double ClientModel::read_piece(int node, int file, const Piece& pc)
   }
   if (miss <= 0)
     return hit;
+  // The fetch takes at least what the readahead's own pace allows (client/readahead-bw).
+  const double fetch_floor = p_.client.readahead_bw > 0 ? miss / p_.client.readahead_bw : 0;
+  const double started     = sg4::Engine::get_clock();
+  auto at_readahead_pace   = [&] {
+    const double left = started + fetch_floor - sg4::Engine::get_clock();
+    if (left > 0)
+      sg4::this_actor::sleep_for(left);
+  };
   if (p_.client.readahead > 0 && pc.request > p_.client.readahead) {
     // A read larger than the readahead window waits for its own data, then copies it.
     storage_.transfer(node, file, pc.offset, miss, false, 0);
+    at_readahead_pace();
     copy(miss * threads, bw);
   } else {
     // Readahead overlaps the fetch from storage with the copy to the user buffer.
@@ -283,6 +297,7 @@ double ClientModel::read_piece(int node, int file, const Piece& pc)
     storage_.start_transfer(node, file, pc.offset, miss, false, 0, acts);
     acts.push_back(sg4::this_actor::exec_init(miss * threads)->set_bound(bw)->start());
     wait_all(acts);
+    at_readahead_pace();
   }
   if (pc.path == Path::Buffered && hit <= 0)
     cache.add_clean(file, pc.offset, miss * threads);

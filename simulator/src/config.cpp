@@ -167,6 +167,13 @@ const std::vector<FlagSpec>& specs()
        [](Params& p, const std::string& v) { p.client.copy_bw_read = positive(parse_bandwidth(v), v); }},
       {"client/buffered-write-cost", "5us", "fixed cost of one buffered write call",
        [](Params& p, const std::string& v) { p.client.buffered_write_cost = parse_duration(v); }},
+      {"client/copy-bw-write-uncached", "0",
+       "per thread rate of uncached (RWF_DONTCACHE) writes, their writeback included: the kernel starts it as each "
+       "call returns and drops the pages, so it overlaps the next copies and no fresh page is allocated; 0: "
+       "client/copy-bw-write",
+       [](Params& p, const std::string& v) { p.client.copy_bw_write_uncached = parse_bandwidth(v); }},
+      {"client/uncached-write-cost", "-1", "fixed cost of one uncached write call; negative: client/buffered-write-cost",
+       [](Params& p, const std::string& v) { p.client.uncached_write_cost = v.rfind('-', 0) == 0 ? -1 : parse_duration(v); }},
       {"client/buffered-read-cost", "5us", "fixed cost of one buffered read call",
        [](Params& p, const std::string& v) { p.client.buffered_read_cost = parse_duration(v); }},
       {"client/direct-write-latency", "0.88ms", "fixed cost of one direct write request (what makes small direct I/O slow)",
@@ -193,6 +200,10 @@ const std::vector<FlagSpec>& specs()
        "readahead window: an uncached buffered read of at most this size overlaps its copy with the fetch of the "
        "next data; a larger one waits for its own fetch, then copies; 0: always overlapped",
        [](Params& p, const std::string& v) { p.client.readahead = parse_bytes(v); }},
+      {"client/readahead-bw", "0",
+       "the fastest one thread's buffered read stream is fetched from storage (the kernel's readahead keeps only "
+       "its window in flight, so it may fetch slower than the disk serves direct reads); 0: the disk alone",
+       [](Params& p, const std::string& v) { p.client.readahead_bw = parse_bandwidth(v); }},
       {"client/writeback-request", "4MiB", "size of one page cache writeback request (Lustre RPC)",
        [](Params& p, const std::string& v) { p.client.writeback_req = positive(parse_bytes(v), v); }},
       {"client/writeback-inflight", "8", "writeback requests in flight per node",

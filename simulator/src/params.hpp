@@ -42,6 +42,8 @@ struct ClientParams {
   double copy_bw_write      = 1.65e9; // per thread, user buffer -> page cache
   double copy_bw_read       = 2.1e9;  // per thread, page cache -> user buffer
   double buffered_write_cost = 5e-6;  // per buffered write call
+  double copy_bw_write_uncached = 0;   // per thread, uncached (RWF_DONTCACHE) writes; 0: copy_bw_write
+  double uncached_write_cost = -1;     // per uncached write call; < 0: buffered_write_cost
   double buffered_read_cost = 5e-6;   // per buffered read call
   double direct_write_lat   = 0.88e-3; // per direct request (fit of Lustre's DIO table)
   double direct_read_lat    = 1.0e-3;
@@ -52,6 +54,7 @@ struct ClientParams {
   double direct_write_queue_bw = 0;    // one thread's direct stream with all its requests in flight (0: no bound)
   double direct_read_queue_bw  = 0;
   double readahead          = 0;       // buffered reads larger than this wait for their own fetch (0: never)
+  double readahead_bw       = 0;       // one thread's buffered read stream fetches at most this fast (0: the disk)
   double writeback_req      = 4194304; // writeback RPC size
   int writeback_inflight    = 8;       // writeback RPCs in flight per node
 };

@@ -99,4 +99,34 @@ TEST(Calibration, FitRecoversChunkedDirectAndReadahead)
   EXPECT_NEAR(c.buffered_read_cost, cost, 1e-3 * cost);
   EXPECT_NEAR(c.disk_read_bw, fetch, 1e-3 * fetch);
   EXPECT_NEAR(c.copy_read_bw, copy, 1e-3 * copy);
+  EXPECT_EQ(c.readahead_bw, 0) << "the buffered stream fetches as fast as direct reads: the disk's pace";
+  EXPECT_EQ(c.copy_write_uncached_bw, 0) << "no dontcache rows: nothing fitted";
+}
+
+TEST(Calibration, FitTellsTheReadaheadPaceAndUncachedWritesApart)
+{
+  // A buffered read stream fetched at 2.0 GB/s where direct reads reach 2.8 with 8 chunks in
+  // flight: that is the readahead's pace, and the disk stays at what direct reads reach.
+  // Uncached writes: a call cost and a rate of their own, faster than buffered writes + fsync.
+  FitSetup setup;
+  setup.chunk       = 1048576;
+  setup.queue_depth = 8;
+  setup.readahead   = 8388608;
+  const double lat = 60e-6, stream = 3.3e9, queue = 2.8e9, cost = 1.2e-6, fetch = 2.0e9;
+  const double buffered_write = 2.4e9, uncached_cost = 3e-6, uncached = 3.4e9;
+  std::vector<BenchPoint> pts;
+  for (double bs : {4096.0, 65536.0, 1048576.0, 4194304.0}) {
+    pts.push_back({"write", "direct", bs, bs / direct_request_time(bs, lat, stream, queue, setup) / 1e9});
+    pts.push_back({"read", "direct", bs, bs / direct_request_time(bs, lat, stream, queue, setup) / 1e9});
+    pts.push_back({"write", "buffered", bs, 1 / (cost / bs + 1 / buffered_write) / 1e9});
+    pts.push_back({"write", "dontcache", bs, 1 / (uncached_cost / bs + 1 / uncached) / 1e9});
+    pts.push_back({"read", "buffered", bs, 1 / (cost / bs + 1 / fetch) / 1e9});
+  }
+  Calibration c = fit_calibration(pts, {4096, 65536, 1048576, 4194304}, setup);
+  EXPECT_NEAR(c.readahead_bw, fetch, 1e-3 * fetch);
+  EXPECT_NEAR(c.disk_read_bw, c.direct_read_queue_bw, 1e-9 * queue);
+  EXPECT_NEAR(c.direct_read_queue_bw, queue, 0.02 * queue);
+  EXPECT_NEAR(c.uncached_write_cost, uncached_cost, 1e-3 * uncached_cost);
+  EXPECT_NEAR(c.copy_write_uncached_bw, uncached, 0.01 * uncached);  // less the writeback share per byte
+  EXPECT_NEAR(c.copy_write_bw, buffered_write, 0.01 * buffered_write);
 }
