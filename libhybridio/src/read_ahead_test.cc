@@ -123,10 +123,7 @@ TEST_F(ReadAheadTest, OnByDefault) {
 }
 
 TEST_F(ReadAheadTest, AWindowStartsWithTwoBlocksAndGrowsToItsSize) {
-  hio_engine_config e;
-  hio_engine_get(&e);
-  e.read_ahead = 32 * M;
-  hio_engine_set(&e);
+  change_engine([](hio_engine_config& e) { e.read_ahead = 32 * M; });
   const std::string path = dir_.file("ramp");
   std::vector<char> model = make_file(path, 48 * M, 4);
   hio_file* f;

@@ -345,10 +345,7 @@ TEST_F(UringEngine, ClosingEveryDescriptorDoesNotLoseTheRing) {
 class Fallback : public UringEngine {};
 
 TEST_F(Fallback, ForcedOffIsByteExactAndCounted) {
-  hio_engine_config e;
-  hio_engine_get(&e);
-  e.uring = 0;
-  hio_engine_set(&e);
+  change_engine([](hio_engine_config& e) { e.uring = 0; });
   const std::string path = dir_.file("sync");
   const size_t len = 1 * M + 4 * K;
   std::vector<char> data = testing::random_bytes(len, 9);

@@ -118,10 +118,7 @@ TEST_F(WriteBehind, DeferredErrorIsReportedOnceByFsync) {
 }
 
 TEST_F(WriteBehind, StagingMemoryIsBounded) {
-  hio_engine_config e;
-  hio_engine_get(&e);
-  e.write_behind_limit = 2 * M;
-  hio_engine_set(&e);
+  change_engine([](hio_engine_config& e) { e.write_behind_limit = 2 * M; });
   const std::string path = dir_.file("bounded");
   hio_file* f;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);

@@ -40,6 +40,16 @@ class DirectEngineTest : public ::testing::Test {
     hio_policy_set(&saved_policy_);
   }
 
+  // Changes the engine settings for the rest of the test (TearDown restores
+  // them): `change` gets the current ones.
+  template <typename Change>
+  static void change_engine(Change change) {
+    hio_engine_config e;
+    hio_engine_get(&e);
+    change(e);
+    hio_engine_set(&e);
+  }
+
   static hio_stats stats() {
     hio_stats s;
     hio_stats_get(&s);
