@@ -333,21 +333,17 @@ void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t le
 }
 
 bool FsCosts::spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns) {
-  if (run->active() && run->path == path && !run->spend(static_cast<double>(ns))) {
-    const int c = run->start_class;
-    const uint64_t left = run->end();
-    if (c >= 0 && c < kSizeClasses) credit_[op][c] += left * 100;
-  }
+  if (run->active() && run->path == path && !run->spend(static_cast<double>(ns))) end_run(run, op, false);
   return run->active() ? false : finish_batch(op, path);
 }
 
-void FsCosts::end_run(ExploreRun* run, hio_op op) {
+void FsCosts::end_run(ExploreRun* run, hio_op op, bool refund_time) {
   const hio_path explored = run->path, decided = run->decided;
   const int c = run->start_class;
   const uint64_t left = run->end();
   if (c < 0 || c >= kSizeClasses || left == 0) return;
   credit_[op][c] += left * 100;
-  time_credit_[op][c] += time_of(op, c, explored, decided, left) * 100;
+  if (refund_time) time_credit_[op][c] += time_of(op, c, explored, decided, left) * 100;
 }
 
 LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {

@@ -244,18 +244,19 @@ class FsCosts {
   // turns.  An exploration is a run (ExploreRun, below) of run_bytes(len):
   // the credit must cover all of it, start_run() takes its price once its
   // first request (at `offset`) went there, and end_run() gives back what
-  // a run ended early did not use.
+  // a run ended early did not use (its time too, unless `refund_time` is
+  // false: the run ended because it had used its time up).
   void account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok);
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
   void start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t len, hio_path explored, hio_path decided);
-  void end_run(ExploreRun* run, hio_op op);
+  void end_run(ExploreRun* run, hio_op op, bool refund_time = true);
   // A measured request of a read run took `ns` (the first one after
   // another path's pays for the switch: not measured, not counted).  A run
-  // is given four times the time
-  // its bytes were priced at; one that has used it up ends here (the bytes it did
-  // not use are given back, the time is spent).  When the run is over
-  // (ended here, or by its last request), its batch of samples is folded
-  // (finish_batch).  True when a verdict moved.
+  // is given four times the time its bytes were priced at; one that has
+  // used it up ends here (the bytes it did not use are given back, the
+  // time is spent).  When the run is over (ended here, or by its last
+  // request), its batch of samples is folded (finish_batch).  True when a
+  // verdict moved.
   bool spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns);
   // Folds what `path` has gathered of a batch of `op` (add_sample), however
   // small.  True when a verdict moved.

@@ -11,8 +11,9 @@
 // size, in aligned staging buffers from the NUMA-local pool, on a ring of
 // the file's own.  A window starts with two blocks (or two requests) in
 // flight and doubles that with every read of the stream up to its size, so
-// the stream's first reads do not wait for the whole window at once.  A stream need not be made of equal, adjacent requests:
-// a checkpoint restore reads records of every size with a small header
+// the stream's first reads do not wait for the whole window at once.  A
+// stream need not be made of equal, adjacent requests: a checkpoint
+// restore reads records of every size with a small header
 // between them, and the headers go through the page cache while the
 // records come from the window (a read that starts up to 1 MiB past the
 // previous one's end continues the stream).  A read the window holds all

@@ -263,8 +263,6 @@ Calibration fit_calibration(const std::vector<BenchPoint>& pts, const std::vecto
       x.push_back(1.0 / p->bs);
       y.push_back(std::max(1e-12, 1.0 / (p->gbps * 1e9) - wb_per_byte));
     }
-    if (x.size() < 2)
-      return false;
     auto [a, b] = fit_line(x, y);
     cost = std::max(0.0, b);
     bw   = a > 0 ? 1.0 / a : 1e12;

@@ -237,7 +237,7 @@ void ClientModel::write_piece(int node, int file, const Piece& pc)
   if (call_cost > 0)
     sg4::this_actor::sleep_for(pc.calls * turns * call_cost);
   copy(pc.bytes * threads, copy_bw * threads / turns);
-  cache.add_dirty(file, pc.offset, pc.bytes * threads, pc.path == Path::Dontcache);
+  cache.add_dirty(file, pc.offset, pc.bytes * threads, uncached);
 }
 
 ThreadStats ClientModel::write_file(int node, int file, double bytes, const std::vector<RequestClass>& mix, Policy pol)
