@@ -22,6 +22,7 @@
 #include "learned_store.h"
 #include "path_costs.h"
 #include "proc_files.h"
+#include "read_ahead.h"
 #include "runtime.h"
 #include "temp_dir.h"
 
@@ -53,8 +54,9 @@ void read_header_and_record(hio_file* f, std::vector<char>& back, size_t at, siz
 }
 
 // Read estimates of the filesystem holding `fd`: in the size class of
-// `len`, direct and uncached reads cost these nanoseconds per byte.
-void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns) {
+// `len`, direct and uncached reads cost these nanoseconds per byte, and
+// buffered ones too when `buffered_ns` is given.
+void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns, double buffered_ns = 0) {
   struct stat st;
   ASSERT_EQ(fstat(fd, &st), 0);
   LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, fd);
@@ -66,6 +68,10 @@ void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns)
   fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
   e.ns_per_byte = uncached_ns;
   fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
+  if (buffered_ns > 0) {
+    e.ns_per_byte = buffered_ns;
+    fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
+  }
   fs->publish();
 }
 
@@ -129,6 +135,7 @@ class FileLearning : public ::testing::Test {
     hio_policy_config_defaults(&c);
     hio_policy_set(&c);
     hio_stats_reset();
+    ReadAhead::forget_overlap();  // each test a process of its own, as ctest runs them
   }
   void TearDown() override { hio_policy_set(&saved_); }
 
@@ -350,8 +357,11 @@ TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
   }
   // Off the cache, direct is the measured path at 4 MiB, whatever the tests
   // before this one left in the process's estimates (uncached 1 MiB reads,
-  // which larger classes follow until measured both ways themselves).
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f[0]), kCall, 0.3, 2.0));
+  // which larger classes follow until measured both ways themselves), and
+  // the cache's paths only a little dearer: their runs are cheap, and only
+  // the rule under test keeps the credit from being spent on them (without
+  // it, 16-24 MiB of each part goes through the cache).
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f[0]), kCall, 0.3, 0.35, 0.35));
   hio_stats_reset();
   std::vector<char> back[2] = {std::vector<char>(kSize), std::vector<char>(kSize)};
   hio_stats s{};
@@ -368,6 +378,48 @@ TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
   EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kMeasured) << "nearly all of both went direct";
   EXPECT_EQ(s.learn_explored_buffered + s.learn_explored_dontcache, 0u)
       << "3 % of " << 2 * kMeasured / M << " MiB would pay for several 16 MiB runs";
+
+  // The same process later reads one stream alone, as the last rank of a
+  // restore does once the others are done: its time is the restore's, so
+  // it explores nothing through the cache either, on credit it has earned.
+  EXPECT_TRUE(ReadAhead::windows_overlapped());
+  ASSERT_EQ(hio_open(dir_.file("rank0").c_str(), O_RDONLY, 0, &f[0]), 0);
+  posix_fadvise(hio_fd(f[0]), 0, 0, POSIX_FADV_DONTNEED);
+  hio_stats_reset();
+  for (size_t at = 0; at < kSize; at += kCall)
+    ASSERT_EQ(hio_pread(f[0], back[0].data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall));
+  ASSERT_EQ(hio_close(f[0]), 0);
+  EXPECT_TRUE(back[0] == data) << "every byte as written, read alone";
+  const hio_stats alone = stats();
+  EXPECT_GE(decided_read_bytes(alone, HIO_PATH_DIRECT), kMeasured) << "it went direct";
+  EXPECT_EQ(alone.learn_explored_buffered + alone.learn_explored_dontcache, 0u);
+}
+
+TEST_F(FileLearning, AStreamReadAloneExploresThroughTheCache) {
+  // The control for the test above: the same stream, with the same
+  // estimates, in a process that has only ever read one stream at a time
+  // spends its credit on the cache.
+  constexpr size_t kCall = 4 * M, kSize = 384 * M;
+  const std::vector<char> data = pattern(kSize, 29);
+  const std::string path = dir_.file("alone");
+  hio_file* f = nullptr;
+  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(hio_fsync(f), 0);
+  ASSERT_EQ(hio_close(f), 0);
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, 0.3, 0.35, 0.35));
+  hio_stats_reset();
+  std::vector<char> back(kSize);
+  for (size_t at = 0; at < kSize; at += kCall)
+    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data);
+  EXPECT_FALSE(ReadAhead::windows_overlapped());
+  const hio_stats s = stats();
+  EXPECT_GT(s.read_ahead_hits, 0u);
+  EXPECT_GT(s.learn_explored_buffered + s.learn_explored_dontcache, 0u) << "runs through the cache, between windows";
 }
 
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {

@@ -25,6 +25,7 @@ namespace {
 
 std::atomic<uint64_t> g_staged{0};  // staging bytes of every window of the process
 std::atomic<int> g_windows_in_flight{0};  // windows of the process with reads in flight
+std::atomic<bool> g_windows_overlapped{false};  // two of them had reads in flight at once
 
 // What all windows together may stage: a quarter of the memory the process
 // could still take (memory_headroom.h) plus what they hold already, at most
@@ -107,7 +108,8 @@ struct ReadAhead::Window {
   Slot& back() { return at(count - 1); }
   bool empty() const { return count == 0; }
   void push_back(Slot&& s) {
-    if (in_flight++ == 0) g_windows_in_flight.fetch_add(1, std::memory_order_relaxed);
+    if (in_flight++ == 0 && g_windows_in_flight.fetch_add(1, std::memory_order_relaxed) >= 1)
+      g_windows_overlapped.store(true, std::memory_order_relaxed);
     at(count++) = std::move(s);
   }
   void pop_front() {
@@ -424,5 +426,9 @@ void ReadAhead::drop() {
 uint64_t ReadAhead::staged_bytes() { return g_staged.load(std::memory_order_relaxed); }
 
 int ReadAhead::windows_in_flight() { return g_windows_in_flight.load(std::memory_order_relaxed); }
+
+bool ReadAhead::windows_overlapped() { return g_windows_overlapped.load(std::memory_order_relaxed); }
+
+void ReadAhead::forget_overlap() { g_windows_overlapped.store(false, std::memory_order_relaxed); }
 
 }  // namespace hybridio

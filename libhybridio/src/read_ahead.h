@@ -134,6 +134,11 @@ class ReadAhead {
   // and not reaped yet (a window nobody reads from any more keeps counting
   // until the file is closed or read again).
   static int windows_in_flight();
+  // Whether two windows of the process have had reads in flight at the same
+  // time, ever: the process reads several streams at once (a restore of
+  // several ranks).  forget_overlap(): testing, a process that has not.
+  static bool windows_overlapped();
+  static void forget_overlap();
 
  private:
   struct Window;
