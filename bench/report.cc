@@ -107,6 +107,19 @@ double median_gbps(const ResultRow& row) {
   return over_runs(row, [](const RunSample& r) { return r.gbps(); }).median;
 }
 
+RoundRatios round_ratios(const ResultRow& row, const ResultRow& other) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < row.runs.size() && i < other.runs.size(); ++i)
+    if (other.runs[i].gbps() > 0) ratios.push_back(row.runs[i].gbps() / other.runs[i].gbps());
+  const Stat3 s = stat3(ratios);
+  RoundRatios r;
+  r.rounds = ratios.size();
+  r.min = s.min;
+  r.median = s.median;
+  r.max = s.max;
+  return r;
+}
+
 void print_table(FILE* out, const Report& r, const std::function<std::string(const std::string&)>& title) {
   std::string last_job;
   fprintf(out, "\n%s\n", machine_summary(r.machine).c_str());

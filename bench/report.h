@@ -76,4 +76,13 @@ size_t median_run(const ResultRow& row);
 // Median over repeats of the row's GB/s, or 0.
 double median_gbps(const ResultRow& row);
 
+// `row`'s rate over `other`'s in every round both ran (run i of a row ran
+// in round i): how many, and their min, median and max.  The machine
+// drifts from round to round, and within a round the two ran close together.
+struct RoundRatios {
+  size_t rounds = 0;
+  double min = 0, median = 0, max = 0;
+};
+RoundRatios round_ratios(const ResultRow& row, const ResultRow& other);
+
 }  // namespace hybridio::bench
