@@ -75,19 +75,24 @@ void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns,
   fs->publish();
 }
 
-// Writes `data` to a new file at `path`, makes uncached reads measured the
-// cheaper path at 1 MiB and direct at 8 MiB, and opens it again read-only
-// with nothing cached.
-void write_mixed_cost_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
+// Writes `data` to a new file at `path` (synced), and opens it again
+// read-only - the read-ahead window may lease it - with nothing cached.
+void write_cold_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
   hio_file* f = nullptr;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
   ASSERT_EQ(hio_fsync(f), 0);
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), M, 2.0, 0.5));
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), 8 * M, 0.3, 2.0));
   ASSERT_EQ(hio_close(f), 0);
   ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, out), 0);
   posix_fadvise(hio_fd(*out), 0, 0, POSIX_FADV_DONTNEED);
+}
+
+// write_cold_file(), with uncached reads measured the cheaper path at
+// 1 MiB and direct at 8 MiB.
+void write_mixed_cost_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(path, data, out));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(*out), M, 2.0, 0.5));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(*out), 8 * M, 0.3, 2.0));
 }
 
 // Read bytes that went direct and uncached, not counting explorations
@@ -312,14 +317,8 @@ TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {
   if (storage_read_bytes() == ~0ULL) GTEST_SKIP() << "no read_bytes in /proc/self/io (kernel without task I/O accounting)";
   constexpr size_t kRead = 256 << 10, kSize = 256 * M;
   const std::vector<char> data = pattern(kSize, 21);
-  const std::string path = dir_.file("explored-direct");
   hio_file* f = nullptr;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
-  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-  ASSERT_EQ(hio_fsync(f), 0);
-  ASSERT_EQ(hio_close(f), 0);
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);  // read-only: the window may lease it
-  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("explored-direct"), data, &f));
   hio_stats_reset();
   const uint64_t before = storage_read_bytes();
   std::vector<char> back(kSize);
@@ -346,15 +345,7 @@ TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
   constexpr size_t kCall = 4 * M, kSize = 384 * M, kMeasured = kSize * 7 / 8;
   const std::vector<char> data = pattern(kSize, 23);
   hio_file* f[2] = {nullptr, nullptr};
-  for (int i = 0; i < 2; ++i) {
-    const std::string path = dir_.file("rank" + std::to_string(i));
-    ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f[i]), 0);
-    ASSERT_EQ(hio_pwrite(f[i], data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-    ASSERT_EQ(hio_fsync(f[i]), 0);
-    ASSERT_EQ(hio_close(f[i]), 0);
-    ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f[i]), 0);  // read-only: the window may lease it
-    posix_fadvise(hio_fd(f[i]), 0, 0, POSIX_FADV_DONTNEED);
-  }
+  for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("rank" + std::to_string(i)), data, &f[i]));
   // Off the cache, direct is the measured path at 4 MiB, whatever the tests
   // before this one left in the process's estimates (uncached 1 MiB reads,
   // which larger classes follow until measured both ways themselves), and
@@ -401,14 +392,8 @@ TEST_F(FileLearning, AStreamReadAloneExploresThroughTheCache) {
   // spends its credit on the cache.
   constexpr size_t kCall = 4 * M, kSize = 384 * M;
   const std::vector<char> data = pattern(kSize, 29);
-  const std::string path = dir_.file("alone");
   hio_file* f = nullptr;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
-  ASSERT_EQ(hio_pwrite(f, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-  ASSERT_EQ(hio_fsync(f), 0);
-  ASSERT_EQ(hio_close(f), 0);
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("alone"), data, &f));
   ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, 0.3, 0.35, 0.35));
   hio_stats_reset();
   std::vector<char> back(kSize);
