@@ -87,6 +87,12 @@ void write_cold_file(const std::string& path, const std::vector<char>& data, hio
   posix_fadvise(hio_fd(*out), 0, 0, POSIX_FADV_DONTNEED);
 }
 
+// Reads all of `back` from the start of `f`, in sequential calls of `call` bytes.
+void read_in_calls(hio_file* f, std::vector<char>& back, size_t call) {
+  for (size_t at = 0; at < back.size(); at += call)
+    ASSERT_EQ(hio_pread(f, back.data() + at, call, static_cast<off_t>(at)), static_cast<ssize_t>(call)) << at;
+}
+
 // write_cold_file(), with uncached reads measured the cheaper path at
 // 1 MiB and direct at 8 MiB.
 void write_mixed_cost_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
@@ -159,8 +165,7 @@ TEST_F(FileLearning, AStreamIsMeasuredAndItsFlushCharged) {
   ASSERT_EQ(hio_fsync(f), 0);
   posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
   std::vector<char> back(data.size());
-  for (size_t at = 0; at < back.size(); at += 4 * M)
-    ASSERT_EQ(hio_pread(f, back.data() + at, 4 * M, static_cast<off_t>(at)), static_cast<ssize_t>(4 * M));
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, 4 * M));
   EXPECT_TRUE(back == data) << "every byte as written, whichever path each request took";
   ASSERT_EQ(hio_close(f), 0);
 
@@ -322,8 +327,7 @@ TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {
   hio_stats_reset();
   const uint64_t before = storage_read_bytes();
   std::vector<char> back(kSize);
-  for (size_t at = 0; at < kSize; at += kRead)
-    ASSERT_EQ(hio_pread(f, back.data() + at, kRead, static_cast<off_t>(at)), static_cast<ssize_t>(kRead));
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kRead));
   const uint64_t read = storage_read_bytes() - before;
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_TRUE(back == data) << "every byte as written";
@@ -377,8 +381,7 @@ TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
   ASSERT_EQ(hio_open(dir_.file("rank0").c_str(), O_RDONLY, 0, &f[0]), 0);
   posix_fadvise(hio_fd(f[0]), 0, 0, POSIX_FADV_DONTNEED);
   hio_stats_reset();
-  for (size_t at = 0; at < kSize; at += kCall)
-    ASSERT_EQ(hio_pread(f[0], back[0].data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall));
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f[0], back[0], kCall));
   ASSERT_EQ(hio_close(f[0]), 0);
   EXPECT_TRUE(back[0] == data) << "every byte as written, read alone";
   const hio_stats alone = stats();
@@ -398,8 +401,7 @@ TEST_F(FileLearning, AStreamReadAloneExploresThroughTheCache) {
   ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, 0.3, 0.35, 0.35));
   hio_stats_reset();
   std::vector<char> back(kSize);
-  for (size_t at = 0; at < kSize; at += kCall)
-    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall));
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_TRUE(back == data);
   EXPECT_FALSE(ReadAhead::windows_overlapped());
