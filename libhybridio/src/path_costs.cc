@@ -285,7 +285,17 @@ hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_o
 double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const {
   // Measured ns per byte; a path not measured yet is taken to cost what
   // the one in use does (and with neither measured, 1 ns per byte: bytes).
-  const hio_path known_path = est_[op][c][path].samples ? path : decided;
+  // A read path with fewer than min_samples samples too: its first look is
+  // a batch of 4 MiB that may hold a read-ahead window's start (the ring,
+  // the staging, the first blocks: 1.2-40 ns/byte for 64 KiB direct reads
+  // that stream at 0.4), and priced at that, its next run waited for more
+  // time credit than a process ever earned, for good (the estimate is
+  // persisted), and the other paths' turns with it.  A read run is held to
+  // its time (spend()), so a path that really is that dear costs at most
+  // kRunTimeSlack times the price.
+  const uint64_t samples = est_[op][c][path].samples;
+  const bool priced = op == HIO_OP_READ ? samples >= tuning_.min_samples : samples > 0;
+  const hio_path known_path = priced ? path : decided;
   const double ns = est_[op][c][known_path].samples ? cost(op, c, known_path) : 1.0;
   return static_cast<double>(len) * std::max(ns, 1e-3);
 }
@@ -303,7 +313,11 @@ void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_
   if (c < 0) return;
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
   const uint64_t run = run_bytes(op, len, next);
-  credit_[op][c] = std::min(std::max(len * kCreditRequests, run) * 100, credit_[op][c] + len * tuning_.explore_percent);
+  uint64_t earned = len * tuning_.explore_percent;
+  const uint64_t repaid = std::min(debt_[op][c], earned);  // charge_credit() took more than there was
+  debt_[op][c] -= repaid;
+  earned -= repaid;
+  credit_[op][c] = std::min(std::max(len * kCreditRequests, run) * 100, credit_[op][c] + earned);
   const double in_use = time_of(op, c, decided, decided, len);
   const double price = next == HIO_PATH_COUNT ? 0 : time_of(op, c, next, decided, run) * 100;
   time_credit_[op][c] = std::min(std::max(in_use * 100 * kCreditRequests, price),
@@ -330,6 +344,14 @@ void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t le
   ++explorations_[op][c];
   run->start(explored, decided, offset, len, bytes);
   run->ns_left = kRunTimeSlack * time_of(op, c, explored, decided, bytes);
+}
+
+void FsCosts::charge_credit(hio_op op, uint64_t len) {
+  const int c = size_class(len);
+  if (c < 0) return;
+  const uint64_t taken = std::min(credit_[op][c], len * 100);
+  credit_[op][c] -= taken;
+  debt_[op][c] += len * 100 - taken;
 }
 
 bool FsCosts::spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns) {

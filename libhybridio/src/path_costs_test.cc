@@ -603,6 +603,35 @@ TEST(PathCosts, ExplorationStaysWithinItsShareOfTime) {
   EXPECT_LE(s.explored * 100, s.bytes * 3);
 }
 
+TEST(PathCosts, AReadPathWhoseFirstLookWasDearIsLookedAtAgain) {
+  // The state a 64 KiB read stream left on the development VM: direct's
+  // first look (one 4 MiB batch) held a read-ahead window's start and came
+  // out at 40 ns/byte, where direct reads stream at 0.4.  Priced at that,
+  // its next run needed more time credit than a GiB of reads earns, and the
+  // uncached path, whose turn comes after it, was never looked at again
+  // either: five processes of 1.15 GiB each explored nothing.
+  Device dev;
+  dev.buffered = 1.2;
+  dev.direct = 0.4;
+  dev.dontcache = 1.5;
+  Stream s;
+  const int c = size_class(64 * K);
+  PathEstimate e;
+  e.samples = 10;
+  e.ns_per_byte = 1.2;
+  s.costs.set_estimate(HIO_OP_READ, c, HIO_PATH_BUFFERED, e);
+  e.samples = 1;
+  e.ns_per_byte = 40;
+  s.costs.set_estimate(HIO_OP_READ, c, HIO_PATH_DIRECT, e);
+  e.ns_per_byte = 1.5;
+  s.costs.set_estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE, e);
+  for (uint64_t done = 0; done < 1152 * M; done += 64 * K) s.run(HIO_OP_READ, 64 * K, 2 * M, dev);
+  EXPECT_GE(s.costs.estimate(HIO_OP_READ, c, HIO_PATH_DIRECT).samples, 1u + 4) << "a 16 MiB run of 4 MiB batches";
+  EXPECT_GT(s.costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 1u) << "and the other path's turn";
+  EXPECT_LT(s.costs.estimate(HIO_OP_READ, c, HIO_PATH_DIRECT).ns_per_byte, 40 / 2.0) << "the first look is diluted";
+  EXPECT_LE(s.explored * 100, s.bytes * 3);
+}
+
 TEST(PathCosts, SettlesWithinTheFirstGiB) {
   // A 4 MiB read stream on a device where direct is 40 % cheaper: the
   // verdict must form within the first GiB (256 requests) although the
