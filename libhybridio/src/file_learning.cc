@@ -20,6 +20,10 @@ namespace {
 constexpr uint32_t kLearnFlags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_LEARNED | HIO_FILE_EXPLORE;
 constexpr uint32_t kNotLearned =
     HIO_FILE_CALLER_DIRECT | HIO_FILE_SYNC | HIO_FILE_APPEND | HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT;
+// How far ahead of an uncached read run's start to look for what the
+// kernel's readahead cached for the stream before it (read_ahead_kb is
+// 128 KiB by default, 8 MiB on the development VM's virtio disk).
+constexpr uint64_t kReadaheadProbeBytes = 64 << 20;
 
 // Decisions made by a size threshold: the ones measurements may move, and
 // the only ones whose cost says something about their path at that size.
@@ -192,6 +196,12 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     explore_req.cached_pages = 0;
   }
   const hio_decision explored = explorable ? decide_with(explore, explore_req, explore_probed) : d;
+  // An uncached read run that starts where the stream's own readahead has
+  // been (ExploreRun::unmeasured_until): how far that reaches.
+  const uint64_t cached_ahead = starts_run && op == HIO_OP_READ && target == HIO_PATH_DONTCACHE &&
+                                        decided == HIO_PATH_BUFFERED && explored.path == target
+                                    ? cached_prefix_bytes(fd_, req.offset, kReadaheadProbeBytes)
+                                    : 0;
   {
     std::lock_guard<std::mutex> lock(fs.mu);
     std::lock_guard<std::mutex> run_lock(run_mu_);
@@ -201,8 +211,18 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     }
     if (starts_run) {
       fs.costs.start_run(&runs_[op], op, req.offset, len, target, decided);
+      runs_[op].skip_cached(req.offset, len, cached_ahead);
     } else {
       runs_[op].advance(req.offset, len);
+    }
+    // Over what the stream's readahead cached, the run's calls are copies
+    // from the cache: not measured, not counted in the run's bytes, but
+    // paid for with the class's credit (the bytes it explores stay within
+    // their share).  They go uncached all the same: through the cache, the
+    // stream's reads would carry its readahead further ahead of the run.
+    if (!runs_[op].measures(req.offset)) {
+      fs.costs.charge_credit(op, len);
+      explore_req.cached_pages = static_cast<int64_t>(hio_range_pages(req.offset, len, base.page_size));
     }
     if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(runs_[op].active() ? runs_[op].bytes_left : 0);
   }
