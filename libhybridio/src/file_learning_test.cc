@@ -54,14 +54,20 @@ void read_header_and_record(hio_file* f, std::vector<char>& back, size_t at, siz
             static_cast<ssize_t>(record));
 }
 
+// The learned estimates of the filesystem holding `fd`.
+void learned_fs_of(int fd, LearnedFs** out) {
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  *out = Runtime::get().learned()->filesystem(st.st_dev, fd);
+  ASSERT_NE(*out, nullptr);
+}
+
 // Read estimates of the filesystem holding `fd`: in the size class of
 // `len`, direct and uncached reads cost these nanoseconds per byte, and
 // buffered ones too when `buffered_ns` is given.
 void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns, double buffered_ns = 0) {
-  struct stat st;
-  ASSERT_EQ(fstat(fd, &st), 0);
-  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, fd);
-  ASSERT_NE(fs, nullptr);
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(fd, &fs));
   std::lock_guard<std::mutex> lock(fs->mu);
   PathEstimate e;
   e.samples = 100;
@@ -185,10 +191,8 @@ TEST_F(FileLearning, AWriteStreamGoesUncachedBeforeAnythingIsMeasured) {
   const std::string path = dir_.file("uncached-first");
   hio_file* f = nullptr;
   ASSERT_EQ(hio_open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
-  struct stat st;
-  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
-  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, hio_fd(f));
-  ASSERT_NE(fs, nullptr);
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
   const PackedVerdicts before = fs->verdicts[HIO_OP_WRITE].load();
   if (before >> 48)
     GTEST_SKIP() << "an earlier test in this process measured write classes both ways; run alone (ctest does)";
@@ -429,10 +433,8 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   {
     // Buffered and direct measured (direct clearly dearer: it is looked at
     // every fourth turn only), uncached not: its first look comes first.
-    struct stat st;
-    ASSERT_EQ(fstat(hio_fd(f), &st), 0);
-    LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, hio_fd(f));
-    ASSERT_NE(fs, nullptr);
+    LearnedFs* fs = nullptr;
+    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
     std::lock_guard<std::mutex> lock(fs->mu);
     PathEstimate e;
     e.samples = 100;
@@ -453,10 +455,8 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   EXPECT_GT(s.learn_explored_dontcache, 4 * M) << "the first look went on past the cached part";
   EXPECT_LE((s.learn_explored_direct + s.learn_explored_dontcache) * 100, 3 * kSize + 100 * 64 * M)
       << "the cached part is paid for with later credit: 3 %, and at most one readahead probe's worth";
-  struct stat st;
-  ASSERT_EQ(fstat(hio_fd(f), &st), 0);
-  LearnedFs* fs = Runtime::get().learned()->filesystem(st.st_dev, hio_fd(f));
-  ASSERT_NE(fs, nullptr);
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
   std::lock_guard<std::mutex> lock(fs->mu);
   const PathEstimate uncached = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE);
   const PathEstimate buffered = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);

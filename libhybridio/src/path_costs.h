@@ -269,8 +269,9 @@ class FsCosts {
   hio_path explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const;
   void start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t len, hio_path explored, hio_path decided);
   void end_run(ExploreRun* run, hio_op op, bool refund_time = true);
-  // Takes `len` bytes of a request of that size's class credit (as much as
-  // there is): a run's calls that do not count in its bytes
+  // Takes `len` bytes from the credit of that size's class - what it lacks
+  // becomes a debt that account() repays before the class earns credit
+  // again: a run's calls that do not count in its bytes
   // (ExploreRun::unmeasured_until) but went down the explored path.
   void charge_credit(hio_op op, uint64_t len);
   // A measured request of a read run took `ns` (the first one after
