@@ -362,11 +362,13 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
 
 ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf) {
   if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
-  // Learned thresholds: the request's cost is measured (file_learning.cc).
+  // Learned thresholds: the request's cost is measured (file_learning.cc),
+  // unless it read in a read-ahead window's start (ReadAhead::priming()).
   const bool measure = worth_measuring(req, d);
   const uint64_t started = monotonic_ns();
   const ssize_t n = execute(req, d, buf);
-  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure);
+  const bool priming = req.op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && ra_.priming(req.offset);
+  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure && !priming);
   return n;
 }
 

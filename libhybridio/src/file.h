@@ -60,6 +60,8 @@ class File {
   int close();
 
   const DioAlignment& alignment() const { return align_; }
+  // The read-ahead window of the file's direct read streams (tests look at it).
+  const ReadAhead& read_ahead() const { return ra_; }
 
   // What the policy would do with a request, without doing it or moving
   // the sequential-stream state on (the LD_PRELOAD shim plans a call, then

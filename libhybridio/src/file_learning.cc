@@ -209,22 +209,26 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       if (!starts_run) fs.costs.end_run(&runs_[op], op);
       return d;
     }
+    ExploreRun& run = runs_[op];
     if (starts_run) {
-      fs.costs.start_run(&runs_[op], op, req.offset, len, target, decided);
-      runs_[op].skip_cached(req.offset, len, cached_ahead);
+      fs.costs.start_run(&run, op, req.offset, len, target, decided);
+      // A read run's start is not measured (ExploreRun::unmeasured_until):
+      // an uncached one's over what the stream's readahead cached, a direct
+      // one's first request (unless it is the whole run).
+      const bool direct_read = op == HIO_OP_READ && target == HIO_PATH_DIRECT;
+      run.skip_start(req.offset, len, direct_read ? len : cached_ahead);
     } else {
-      runs_[op].advance(req.offset, len);
+      // A direct read run's window started at its second request: what it
+      // put in flight then is not measured either.
+      if (op == HIO_OP_READ && target == HIO_PATH_DIRECT && ra_.priming(req.offset)) run.skip_until(ra_.primed_end());
+      run.advance(req.offset, len);
     }
-    // Over what the stream's readahead cached, the run's calls are copies
-    // from the cache: not measured, not counted in the run's bytes, but
-    // paid for with the class's credit (the bytes it explores stay within
-    // their share).  They go uncached all the same: through the cache, the
-    // stream's reads would carry its readahead further ahead of the run.
-    if (!runs_[op].measures(req.offset)) {
-      fs.costs.charge_credit(op, len);
-      explore_req.cached_pages = static_cast<int64_t>(hio_range_pages(req.offset, len, base.page_size));
-    }
-    if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(runs_[op].active() ? runs_[op].bytes_left : 0);
+    // Those requests go down the run's path all the same (through the
+    // cache, an uncached run's stream would carry its readahead further
+    // ahead of it), paid for with the class's credit: the bytes it
+    // explores stay within their share.
+    if (!run.measures(req.offset)) fs.costs.charge_credit(op, len);
+    if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(run.active() ? run.bytes_left : 0);
   }
   Stats& s = rt_.stats();
   s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered
@@ -243,6 +247,11 @@ bool File::worth_measuring(const hio_request& req, const hio_decision& d) {
   if (learned_fs_ &&
       !steady_in_stream(req.op, req.seq_run > 0, previous, d.path, req.length, rt_.learned()->tuning().explore_run_bytes))
     return false;
+  if (req.file_flags & HIO_FILE_EXPLORE) {
+    // A read run's start (ExploreRun::unmeasured_until).
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    if (!runs_[req.op].measures(req.offset)) return false;
+  }
   if (req.op == HIO_OP_WRITE) return d.path != HIO_PATH_DIRECT || !engine_settings().write_behind;  // queued: not timed
   if (req.cached_pages != HIO_PAGES_UNKNOWN) return req.cached_pages == 0;
   if (d.path != HIO_PATH_BUFFERED || req.seq_run > 0) return true;  // a stream's readahead is its path's own doing

@@ -469,6 +469,56 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   ASSERT_EQ(hio_close(f), 0);
 }
 
+TEST_F(FileLearning, ADirectReadRunIsMeasuredPastItsWindowsStart) {
+  // A stream of 64 KiB reads goes through the cache (rule `small`), and a
+  // first look at direct reads explores 4 MiB of it.  The run's first call
+  // queues behind the stream's readahead, its second starts the read-ahead
+  // window, and the calls over the window's first blocks all wait for
+  // them: 1.5-5.8 ns/byte timed, where the stream after them reads at
+  // 0.3-0.4.  Measured, that start priced direct reads out of the class for
+  // several GiB.  The run measures its 4 MiB past the start, and the start
+  // is paid for with the class's credit.
+  constexpr size_t kCall = 64 << 10, kSize = 256 * M;
+  const std::vector<char> data = pattern(kSize, 37);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("first-look"), data, &f));
+  {
+    // Buffered measured, direct not (its first look comes first), uncached
+    // far dearer (it waits for every fourth turn and for its time credit).
+    LearnedFs* fs = nullptr;
+    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
+    std::lock_guard<std::mutex> lock(fs->mu);
+    PathEstimate e;
+    e.samples = 100;
+    e.ns_per_byte = 1.0;
+    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED, e);
+    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT, PathEstimate());
+    e.ns_per_byte = 50;
+    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE, e);
+    fs->publish();
+  }
+  hio_stats_reset();
+  std::vector<char> back(kSize);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+  EXPECT_TRUE(back == data) << "every byte as written";
+  const hio_stats s = stats();
+  EXPECT_GT(s.read_ahead_hits, 0u) << "the run read from its window";
+  // 4 MiB measured, on top of them the first two calls and the window's
+  // first blocks (4 MiB at most); no other run (3 % of 256 MiB pays for
+  // no second one).
+  EXPECT_GE(s.learn_explored_direct, 4 * M + 2 * kCall + 2 * M) << "the run went on past its start";
+  EXPECT_LE(s.learn_explored_direct, 8 * M + 2 * kCall + 2 * M);
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
+  std::lock_guard<std::mutex> lock(fs->mu);
+  const PathEstimate direct = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT);
+  const PathEstimate buffered = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);
+  EXPECT_EQ(direct.samples, 1u) << "the run's 4 MiB are one batch";
+  RecordProperty("direct_ns_per_byte", std::to_string(direct.ns_per_byte));
+  RecordProperty("buffered_ns_per_byte", std::to_string(buffered.ns_per_byte));
+  ASSERT_EQ(hio_close(f), 0);
+}
+
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   const char* state = getenv("HYBRIDIO_STATE_DIR");
   if (!state || !*state) GTEST_SKIP() << "HYBRIDIO_STATE_DIR is not set: not writing the user's state directory";

@@ -289,6 +289,43 @@ TEST(PathCosts, AReadRunIsHeldToItsTime) {
   EXPECT_EQ(offset, 4 * M);
 }
 
+TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
+  // A direct read run of 64 KiB calls: its first call (queued behind the
+  // readahead of the stream's cached reads) and the calls over its window's
+  // first blocks (up to 4 MiB + 128 KiB here) say nothing of the path in a
+  // stream; its 4 MiB are counted from the first call past them.
+  ExploreRun run;
+  run.start(HIO_PATH_DIRECT, HIO_PATH_BUFFERED, 0, 64 * K, 4 * M);
+  run.skip_start(0, 64 * K, 64 * K);
+  EXPECT_FALSE(run.measures(0));
+  EXPECT_EQ(run.bytes_left, 4 * M) << "the first call is given back";
+  run.advance(64 * K, 64 * K);  // it started the window: counted, measured by nobody (ReadAhead::priming)
+  run.skip_until(4 * M + 128 * K);
+  uint64_t offset = 128 * K;
+  for (; offset < 4 * M + 128 * K; offset += 64 * K) {
+    ASSERT_TRUE(run.continues(offset, 64 * K, HIO_PATH_BUFFERED)) << offset;
+    EXPECT_FALSE(run.measures(offset)) << offset;
+    run.advance(offset, 64 * K);
+  }
+  EXPECT_EQ(run.bytes_left, 4 * M - 64 * K) << "only the call that started the window counted";
+  EXPECT_TRUE(run.measures(offset));
+  uint64_t measured = 0;
+  while (run.continues(offset, 64 * K, HIO_PATH_BUFFERED)) {
+    run.advance(offset, 64 * K);
+    offset += 64 * K;
+    measured += 64 * K;
+  }
+  EXPECT_EQ(measured, 4 * M - 64 * K);
+  EXPECT_FALSE(run.active());
+  // Nothing is skipped in a run that is over.
+  run.skip_until(64 * M);
+  EXPECT_TRUE(run.measures(32 * M));
+  ExploreRun one;
+  one.start(HIO_PATH_DIRECT, HIO_PATH_BUFFERED, 0, 16 * M, 16 * M);
+  one.skip_start(0, 16 * M, 16 * M);
+  EXPECT_TRUE(one.measures(0)) << "a run of one request is its own stream";
+}
+
 TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
   // Buffered writes return twice as fast as direct ones, but their fsync
   // costs three times the difference: direct wins, and the threshold moves

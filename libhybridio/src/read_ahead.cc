@@ -334,6 +334,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   if (w->broken || !w->ensure_ring()) return;  // never again on this file
   // What was read under a lease that is gone is of no use any more.
   if (!w->empty() && !w->lease.valid(w->lease_generation)) w->drop_unused(stats);
+  bool starting = false;
   if (w->empty()) {
     // Start: only under a read lease, and within the size the file has
     // under it (it cannot change without breaking the lease).
@@ -347,6 +348,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
     if (w->block != block) w->drop_spares();
     w->block = block;
     w->reach = std::max(2 * block, 2 * len);
+    starting = true;
   } else {
     w->reach = std::min(ahead, 2 * w->reach);
   }
@@ -376,6 +378,10 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
     w->push_back(std::move(s));
     next += block;
     ++queued;
+  }
+  if (starting && w->count) {
+    start_offset_.store(offset, std::memory_order_relaxed);
+    primed_end_.store(next, std::memory_order_relaxed);
   }
   if (!queued) return;
   // Busy: left in the ring, submitted by the next wait.  A ring that refuses

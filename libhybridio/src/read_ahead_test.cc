@@ -12,12 +12,14 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine_fixture.h"
+#include "file.h"
 #include "file_bytes.h"
 #include "hybridio/hybridio.h"
 #include "uring_engine.h"
@@ -142,6 +144,41 @@ TEST_F(ReadAheadTest, AWindowStartsWithTwoBlocksAndGrowsToItsSize) {
   EXPECT_EQ(stats().read_ahead_dropped, 0u);
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+}
+
+TEST_F(ReadAheadTest, TheReadsOverAWindowsFirstBlocksArePriming) {
+  // The fixture's window: 2 MiB ahead, in 2 MiB blocks, two of them at the
+  // start.  The second read (at 256 KiB) starts it with the blocks at 0 and
+  // 2 MiB; the reads from it to 4 MiB wait for that start, not for the
+  // stream's pace (the learner does not measure them).
+  const std::string path = dir_.file("priming");
+  std::vector<char> model = make_file(path, 16 * M, 6);
+  File* raw = nullptr;
+  ASSERT_EQ(File::open(path.c_str(), O_RDONLY, 0, &raw), 0);
+  std::unique_ptr<File> f(raw);
+  std::vector<char> buf(kRead);
+  auto read_at = [&](uint64_t off) {
+    ASSERT_EQ(f->pread(buf.data(), kRead, off), static_cast<ssize_t>(kRead)) << off;
+    ASSERT_EQ(memcmp(buf.data(), model.data() + off, kRead), 0) << off;
+  };
+  const ReadAhead& ra = f->read_ahead();
+  ASSERT_NO_FATAL_FAILURE(read_at(0));
+  EXPECT_FALSE(ra.priming(0)) << "no window yet";
+  ASSERT_NO_FATAL_FAILURE(read_at(kRead));
+  EXPECT_FALSE(ra.priming(0)) << "before the read that started it";
+  EXPECT_TRUE(ra.priming(kRead));
+  EXPECT_TRUE(ra.priming(4 * M - kRead));
+  EXPECT_EQ(ra.primed_end(), 4 * M);
+  for (uint64_t off = 2 * kRead; off < 8 * M; off += kRead) ASSERT_NO_FATAL_FAILURE(read_at(off));
+  EXPECT_FALSE(ra.priming(4 * M)) << "the stream's pace from here";
+  EXPECT_EQ(ra.primed_end(), 4 * M) << "the window went on; it did not start again";
+  // Elsewhere, the window is given up; the next stream's window starts anew.
+  ASSERT_NO_FATAL_FAILURE(read_at(12 * M));
+  ASSERT_NO_FATAL_FAILURE(read_at(12 * M + kRead));
+  EXPECT_TRUE(ra.priming(12 * M + kRead));
+  EXPECT_FALSE(ra.priming(kRead)) << "the old stream's start is forgotten";
+  EXPECT_EQ(stats().read_ahead_dropped, 1u);
+  ASSERT_EQ(f->close(), 0);
 }
 
 TEST(ReadAheadWindow, HoldsAtLeastTwoRequestsUpToALimit) {
