@@ -62,6 +62,24 @@ void learned_fs_of(int fd, LearnedFs** out) {
   ASSERT_NE(*out, nullptr);
 }
 
+// Read estimates of the filesystem holding `fd` in the size class of
+// `len`: buffered measured at 1 ns/byte, `dear` at 50 (it is looked at
+// every fourth turn only, and its runs wait for their time credit), and
+// `unmeasured` not at all: its first look comes first.
+void seed_first_look(int fd, uint64_t len, hio_path unmeasured, hio_path dear) {
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(fd, &fs));
+  std::lock_guard<std::mutex> lock(fs->mu);
+  PathEstimate e;
+  e.samples = 100;
+  e.ns_per_byte = 1.0;
+  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
+  e.ns_per_byte = 50;
+  fs->costs.set_estimate(HIO_OP_READ, size_class(len), dear, e);
+  fs->costs.set_estimate(HIO_OP_READ, size_class(len), unmeasured, PathEstimate());
+  fs->publish();
+}
+
 // Read estimates of the filesystem holding `fd`: in the size class of
 // `len`, direct and uncached reads cost these nanoseconds per byte, and
 // buffered ones too when `buffered_ns` is given.
@@ -430,21 +448,7 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   if (preadv2(hio_fd(f), &one, 1, 0, 0x80 /* RWF_DONTCACHE */) < 0 && errno == EOPNOTSUPP)
     GTEST_SKIP() << "this kernel has no uncached buffered I/O (RWF_DONTCACHE, Linux 6.14+): nothing to explore";
   posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
-  {
-    // Buffered and direct measured (direct clearly dearer: it is looked at
-    // every fourth turn only), uncached not: its first look comes first.
-    LearnedFs* fs = nullptr;
-    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
-    std::lock_guard<std::mutex> lock(fs->mu);
-    PathEstimate e;
-    e.samples = 100;
-    e.ns_per_byte = 1.0;
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED, e);
-    e.ns_per_byte = 50;
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT, e);
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE, PathEstimate());
-    fs->publish();
-  }
+  ASSERT_NO_FATAL_FAILURE(seed_first_look(hio_fd(f), kCall, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT));
   hio_stats_reset();
   std::vector<char> back(kSize);
   ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
@@ -482,21 +486,7 @@ TEST_F(FileLearning, ADirectReadRunIsMeasuredPastItsWindowsStart) {
   const std::vector<char> data = pattern(kSize, 37);
   hio_file* f = nullptr;
   ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("first-look"), data, &f));
-  {
-    // Buffered measured, direct not (its first look comes first), uncached
-    // far dearer (it waits for every fourth turn and for its time credit).
-    LearnedFs* fs = nullptr;
-    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
-    std::lock_guard<std::mutex> lock(fs->mu);
-    PathEstimate e;
-    e.samples = 100;
-    e.ns_per_byte = 1.0;
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED, e);
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT, PathEstimate());
-    e.ns_per_byte = 50;
-    fs->costs.set_estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE, e);
-    fs->publish();
-  }
+  ASSERT_NO_FATAL_FAILURE(seed_first_look(hio_fd(f), kCall, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE));
   hio_stats_reset();
   std::vector<char> back(kSize);
   ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
