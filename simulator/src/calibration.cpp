@@ -251,7 +251,7 @@ Calibration fit_calibration(const std::vector<BenchPoint>& pts, const std::vecto
   c.disk_write_bw    = 1e12;
   double wb_per_byte = c.direct_write_lat / (setup.writeback_req * setup.writeback_inflight);
   // Writes through the cache: cost / b + per byte, fitted on the rows of `policy`; false when
-  // it has fewer than two fit sizes.
+  // the report has no write rows of it (select() throws when it has fewer than two fit sizes).
   auto fit_cached_write = [&](const char* policy, double& cost, double& bw) {
     const bool some = std::any_of(pts.begin(), pts.end(), [&](const BenchPoint& p) {
       return p.rw == "write" && p.policy == policy;
