@@ -211,6 +211,8 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
   const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
+  if (run == 0 && prev_end != ~0ULL)
+    lone_stream_before_.store(stream_run_.load(std::memory_order_relaxed) == 0, std::memory_order_relaxed);
   stream_run_.store(run, std::memory_order_relaxed);
   return run;
 }
@@ -233,8 +235,10 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   const hio_policy_config& base = rt_.policy();
   // A new read stream gets its off-cache path judged afresh (steer()), also
   // when it begins with calls too small to be learned.
-  if (req.op == HIO_OP_READ && req.seq_run == 0)
+  if (req.op == HIO_OP_READ && req.seq_run == 0) {
     read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
+    read_stream_length_.store(StreamLength::kUnjudged, std::memory_order_relaxed);
+  }
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.
   LearnedFs* fs = learning_for(base, req);

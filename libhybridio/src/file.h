@@ -176,6 +176,7 @@ class File {
   // Whether a read-ahead window could pipeline a stream of requests like
   // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
   bool read_pipeline(const hio_request& req);
+  bool long_read_stream(const hio_request& req);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -196,6 +197,7 @@ class File {
   std::atomic<bool> mapped_{false};
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
+  std::atomic<bool> lone_stream_before_{false};  // the stream before this one was one request: random access
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   // How the read stream began: its first large request not come yet, or
   // it found little (kCold) or much (kCached) of its range cached.
@@ -206,6 +208,10 @@ class File {
   // (file_learning.cc, steer()).
   enum class StreamPath : uint8_t { kUnjudged, kDirect, kUncached };
   std::atomic<StreamPath> read_stream_path_{StreamPath::kUnjudged};
+  // Whether the read stream in progress had LearnTuning::pipelined_reads_min_left
+  // bytes of its file left when it became a stream (steer()).
+  enum class StreamLength : uint8_t { kUnjudged, kLong, kShort };
+  std::atomic<StreamLength> read_stream_length_{StreamLength::kUnjudged};
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)

@@ -172,8 +172,18 @@ class FileLearning : public ::testing::Test {
     hio_policy_set(&c);
     hio_stats_reset();
     ReadAhead::forget_overlap();  // each test a process of its own, as ctest runs them
+    pipelined_reads_first_ = Runtime::get().learned()->pipelined_reads_first();
   }
-  void TearDown() override { hio_policy_set(&saved_); }
+  void TearDown() override {
+    hio_policy_set(&saved_);
+    if (Runtime::get().learned()) Runtime::get().learned()->set_pipelined_reads_first(pipelined_reads_first_);
+  }
+  // Cold read streams below the stream threshold start in the cache, as
+  // they do with the setting learn_pipelined_reads off: for tests of what
+  // such a stream explores.
+  static void keep_small_read_streams_in_the_cache() { Runtime::get().learned()->set_pipelined_reads_first(false); }
+
+  bool pipelined_reads_first_ = true;
 
   TempDir dir_;
   hio_policy_config saved_{};
@@ -343,6 +353,7 @@ TEST_F(FileLearning, AnExploredDirectRunReadsNoFurtherAheadThanItGoes) {
   // direct streams get must stay within it: else every run put 32 MiB in
   // flight that the stream read again through the cache after it.
   if (storage_read_bytes() == ~0ULL) GTEST_SKIP() << "no read_bytes in /proc/self/io (kernel without task I/O accounting)";
+  keep_small_read_streams_in_the_cache();
   constexpr size_t kRead = 256 << 10, kSize = 256 * M;
   const std::vector<char> data = pattern(kSize, 21);
   hio_file* f = nullptr;
@@ -482,6 +493,7 @@ TEST_F(FileLearning, ADirectReadRunIsMeasuredPastItsWindowsStart) {
   // 0.3-0.4.  Measured, that start priced direct reads out of the class for
   // several GiB.  The run measures its 4 MiB past the start, and the start
   // is paid for with the class's credit.
+  keep_small_read_streams_in_the_cache();
   constexpr size_t kCall = 64 << 10, kSize = 256 * M;
   const std::vector<char> data = pattern(kSize, 37);
   hio_file* f = nullptr;
@@ -509,6 +521,87 @@ TEST_F(FileLearning, ADirectReadRunIsMeasuredPastItsWindowsStart) {
   RecordProperty("direct_ns_per_byte", std::to_string(direct.ns_per_byte));
   RecordProperty("buffered_ns_per_byte", std::to_string(buffered.ns_per_byte));
   ASSERT_EQ(hio_close(f), 0);
+}
+
+TEST_F(FileLearning, ALongColdReadStreamGoesDirectFromItsFirstCalls) {
+  // Nothing measured: a cold stream of 128 KiB reads of a file with 64 MiB
+  // or more left goes direct through its read-ahead window once it is a
+  // stream (its 5th call), below the configured stream threshold (1 MiB);
+  // the learner moves it back into the cache if buffered is measured
+  // clearly cheaper.  Of a file with less left, it stays in the cache:
+  // its window would start over too soon to pay.
+  constexpr size_t kCall = 128 << 10, kLong = 96 * M, kShort = 32 * M;
+  const std::vector<char> data = pattern(kLong, 41);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("long"), data, &f));
+  hio_stats_reset();
+  std::vector<char> back(kLong);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written";
+  hio_stats s = stats();
+  EXPECT_GT(s.read_ahead_hits, 0u) << "read from its window";
+  EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kLong - 4 * kCall - 4 * M) << "all of it but its first calls";
+  EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_LEARNED), decided_read_bytes(s, HIO_PATH_DIRECT))
+      << "the configured thresholds keep it in the cache: the learner moved it";
+
+  const std::vector<char> small(data.begin(), data.begin() + kShort);
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("short"), small, &f));
+  hio_stats_reset();
+  back.assign(kShort, 0);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == small) << "every byte as written";
+  s = stats();
+  EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u);
+  EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_SMALL), kShort);
+}
+
+TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
+  // Buffered reads measured clearly cheaper at 128 KiB and at 1 MiB: a
+  // long cold stream of either stays in the cache.  At 1 MiB that is the
+  // configured stream threshold, which the verdict moves too, with small
+  // streams started in the cache or not (before, a read stream with a
+  // window went direct from there whatever was measured).
+  constexpr size_t kSize = 96 * M;
+  const std::vector<char> data = pattern(kSize, 43);
+  for (size_t call : {size_t{128} << 10, M}) {
+    if (call == M) keep_small_read_streams_in_the_cache();
+    hio_file* f = nullptr;
+    ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("measured-" + std::to_string(call)), data, &f));
+    ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), call, 1.0, 1.0, 0.2));
+    hio_stats_reset();
+    std::vector<char> back(kSize);
+    ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, call));
+    ASSERT_EQ(hio_close(f), 0);
+    EXPECT_TRUE(back == data) << "every byte as written, calls of " << call;
+    const hio_stats s = stats();
+    EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u)
+        << "calls of " << call;
+  }
+}
+
+TEST_F(FileLearning, AStreamThroughItsWindowExploresTheCache) {
+  // A long cold stream of 64 KiB reads goes direct through its window from
+  // nothing measured, and its credit pays for first looks through the
+  // cache.  Each waits for the window to drain (32 MiB, 500 calls), and
+  // meanwhile new direct samples move the look's price: a wait given up
+  // when the price rose let the window grow again, and 1.15 GiB explored
+  // nothing through the cache.
+  constexpr size_t kCall = 64 << 10, kSize = 256 * M;
+  const std::vector<char> data = pattern(kSize, 47);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("window"), data, &f));
+  hio_stats_reset();
+  std::vector<char> back(kSize);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written";
+  const hio_stats s = stats();
+  EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kSize / 2) << "the stream went direct";
+  EXPECT_GT(s.learn_explored_buffered + s.learn_explored_dontcache, 0u) << "a first look through the cache";
+  EXPECT_LE((s.learn_explored_buffered + s.learn_explored_dontcache) * 100, 3 * kSize + 100 * 8 * M)
+      << "within the share, and the look over what the window had cached";
 }
 
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {

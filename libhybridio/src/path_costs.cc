@@ -324,12 +324,14 @@ void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_
                                  time_credit_[op][c] + in_use * tuning_.explore_percent);
 }
 
-hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) const {
+hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok,
+                                 bool time_granted) const {
   const int c = size_class(len);
   if (c < 0 || tuning_.explore_percent == 0) return HIO_PATH_COUNT;
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
   const uint64_t run = run_bytes(op, len, next);
-  if (next == HIO_PATH_COUNT || credit_[op][c] < run * 100 || time_credit_[op][c] < time_of(op, c, next, decided, run) * 100) return HIO_PATH_COUNT;
+  if (next == HIO_PATH_COUNT || credit_[op][c] < run * 100) return HIO_PATH_COUNT;
+  if (!time_granted && time_credit_[op][c] < time_of(op, c, next, decided, run) * 100) return HIO_PATH_COUNT;
   return next;
 }
 

@@ -289,6 +289,31 @@ TEST(PathCosts, AReadRunIsHeldToItsTime) {
   EXPECT_EQ(offset, 4 * M);
 }
 
+TEST(PathCosts, ARunGrantedItsTimeWaitsOnlyForItsBytes) {
+  // Direct 64 KiB reads in use at 0.3 ns/byte, buffered measured too, and
+  // the credit full.  A run through the cache waits for the stream's
+  // read-ahead window to drain (File::settle()); meanwhile every 4 MiB of
+  // direct reads is a new sample, and a dearer one raises the run's price
+  // above the time credit.  Granted its time when the wait began, the run
+  // still starts; it needs its bytes' credit all the same.
+  FsCosts costs;
+  for (int i = 0; i < 20; ++i) {
+    costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 4 * M, static_cast<uint64_t>(0.3 * 4 * M));
+    costs.add_sample(HIO_OP_READ, HIO_PATH_BUFFERED, 4 * M, static_cast<uint64_t>(0.5 * 4 * M));
+  }
+  for (int i = 0; i < 20000; ++i) costs.account(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, false);
+  ASSERT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, false), HIO_PATH_BUFFERED);
+  for (int i = 0; i < 64; ++i) costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 64 * K, 64 * K * 3);
+  EXPECT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, false), HIO_PATH_COUNT)
+      << "the run's price went up with the path in use's";
+  EXPECT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, false, true), HIO_PATH_BUFFERED)
+      << "granted its time, the run starts";
+  ExploreRun run;
+  costs.start_run(&run, HIO_OP_READ, 0, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT);
+  EXPECT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, false, true), HIO_PATH_COUNT)
+      << "its bytes' credit was spent";
+}
+
 TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   // A direct read run of 64 KiB calls: its first call (queued behind the
   // readahead of the stream's cached reads) and the calls over its window's
