@@ -118,6 +118,20 @@ void read_in_calls(hio_file* f, std::vector<char>& back, size_t call) {
     ASSERT_EQ(hio_pread(f, back.data() + at, call, static_cast<off_t>(at)), static_cast<ssize_t>(call)) << at;
 }
 
+// Writes `data` to a new cold file at `path`, reads all of it back in
+// sequential calls of `call` bytes, checks every byte, and gives the
+// stats of the reads.
+void read_back_cold(const std::string& path, const std::vector<char>& data, size_t call, hio_stats* out) {
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(path, data, &f));
+  hio_stats_reset();
+  std::vector<char> back(data.size());
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, call));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written, " << path;
+  hio_stats_get(out);
+}
+
 // write_cold_file(), with uncached reads measured the cheaper path at
 // 1 MiB and direct at 8 MiB.
 void write_mixed_cost_file(const std::string& path, const std::vector<char>& data, hio_file** out) {
@@ -532,27 +546,15 @@ TEST_F(FileLearning, ALongColdReadStreamGoesDirectFromItsFirstCalls) {
   // its window would start over too soon to pay.
   constexpr size_t kCall = 128 << 10, kLong = 96 * M, kShort = 32 * M;
   const std::vector<char> data = pattern(kLong, 41);
-  hio_file* f = nullptr;
-  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("long"), data, &f));
-  hio_stats_reset();
-  std::vector<char> back(kLong);
-  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
-  ASSERT_EQ(hio_close(f), 0);
-  EXPECT_TRUE(back == data) << "every byte as written";
-  hio_stats s = stats();
+  hio_stats s{};
+  ASSERT_NO_FATAL_FAILURE(read_back_cold(dir_.file("long"), data, kCall, &s));
   EXPECT_GT(s.read_ahead_hits, 0u) << "read from its window";
   EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kLong - 4 * kCall - 4 * M) << "all of it but its first calls";
   EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_LEARNED), decided_read_bytes(s, HIO_PATH_DIRECT))
       << "the configured thresholds keep it in the cache: the learner moved it";
 
   const std::vector<char> small(data.begin(), data.begin() + kShort);
-  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("short"), small, &f));
-  hio_stats_reset();
-  back.assign(kShort, 0);
-  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
-  ASSERT_EQ(hio_close(f), 0);
-  EXPECT_TRUE(back == small) << "every byte as written";
-  s = stats();
+  ASSERT_NO_FATAL_FAILURE(read_back_cold(dir_.file("short"), small, kCall, &s));
   EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u);
   EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_SMALL), kShort);
 }
@@ -590,14 +592,8 @@ TEST_F(FileLearning, AStreamThroughItsWindowExploresTheCache) {
   // nothing through the cache.
   constexpr size_t kCall = 64 << 10, kSize = 256 * M;
   const std::vector<char> data = pattern(kSize, 47);
-  hio_file* f = nullptr;
-  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("window"), data, &f));
-  hio_stats_reset();
-  std::vector<char> back(kSize);
-  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
-  ASSERT_EQ(hio_close(f), 0);
-  EXPECT_TRUE(back == data) << "every byte as written";
-  const hio_stats s = stats();
+  hio_stats s{};
+  ASSERT_NO_FATAL_FAILURE(read_back_cold(dir_.file("window"), data, kCall, &s));
   EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kSize / 2) << "the stream went direct";
   EXPECT_GT(s.learn_explored_buffered + s.learn_explored_dontcache, 0u) << "a first look through the cache";
   EXPECT_LE((s.learn_explored_buffered + s.learn_explored_dontcache) * 100, 3 * kSize + 100 * 8 * M)
