@@ -764,17 +764,18 @@ File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bou
   if (!engine.read_ahead || !engine.uring || !uring_usable()) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   // The window reads on a descriptor of its own (read_ahead.h), under the
   // shim too; only a miss takes the request's own path (pinned or not).
+  ReadAhead::Refill next;
+  next.ahead = ReadAhead::window_for(engine.read_ahead, len);
+  next.limit = ra_hold_.load(std::memory_order_relaxed) ? 0 : ra_run_left_.load(std::memory_order_relaxed);
   Piece p;
-  p.done = ra_.serve(buf, len, offset, rt_.stats());
+  p.done = ra_.serve(buf, len, offset, rt_.stats(), &next);
   if (p.done) {
     rt_.stats().count_bytes(HIO_OP_READ, HIO_PATH_DIRECT, p.done);
     if (PinnedRequest* pin = PinnedRequest::current()) pin->note_direct_read();
   } else {
     p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
   }
-  if (p.done == len)
-    ra_.advance(fd_, len, offset, ReadAhead::window_for(engine.read_ahead, len), rt_.stats(),
-                ra_hold_.load(std::memory_order_relaxed) ? 0 : ra_run_left_.load(std::memory_order_relaxed));
+  if (p.done == len) ra_.advance(fd_, len, offset, next.ahead, rt_.stats(), next.limit);
   return p;
 }
 

@@ -62,6 +62,19 @@ void learned_fs_of(int fd, LearnedFs** out) {
   ASSERT_NE(*out, nullptr);
 }
 
+// Forgets the estimates, credits and verdicts of the filesystem holding `dir`.
+void forget_learned(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  LearnedFs* fs = nullptr;
+  learned_fs_of(fd, &fs);
+  close(fd);
+  ASSERT_NE(fs, nullptr);
+  std::lock_guard<std::mutex> lock(fs->mu);
+  fs->costs = FsCosts(Runtime::get().learned()->tuning());
+  fs->publish();
+}
+
 // Read estimates of the filesystem holding `fd` in the size class of
 // `len`: buffered measured at 1 ns/byte, `dear` at 50 (it is looked at
 // every fourth turn only, and its runs wait for their time credit), and
@@ -185,7 +198,10 @@ class FileLearning : public ::testing::Test {
     hio_policy_config_defaults(&c);
     hio_policy_set(&c);
     hio_stats_reset();
-    ReadAhead::forget_overlap();  // each test a process of its own, as ctest runs them
+    // Each test a process of its own, as ctest runs them: nothing learned
+    // or seen by an earlier test of this process.
+    ReadAhead::forget_overlap();
+    ASSERT_NO_FATAL_FAILURE(forget_learned(dir_.path()));
     pipelined_reads_first_ = Runtime::get().learned()->pipelined_reads_first();
   }
   void TearDown() override {

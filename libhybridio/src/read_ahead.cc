@@ -184,6 +184,46 @@ struct ReadAhead::Window {
     stats.add(stats.read_ahead_dropped);
   }
 
+  // Whether a direct read at `offset` continues the stream (starts at or
+  // up to kStreamGap after the previous one's end).
+  bool continues(uint64_t offset) const {
+    return stream_end != ~0ULL && offset >= stream_end && offset - stream_end <= kStreamGap;
+  }
+
+  // Puts blocks in flight from the end of the window up to `until`, as far
+  // as the ring and the staging budget allow, and submits them; returns
+  // where what is in flight ends.  A ring that refuses work gave every read
+  // its result (ring_loop.h): the window is then given up, for good.
+  uint64_t fill(uint64_t next, uint64_t until) {
+    const int lfd = lease.fd();
+    unsigned queued = 0;
+    while (count < kRingEntries && next < until) {
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+      if (!sqe) break;
+      Slot s;
+      if (!acquire(block, &s.buf)) {
+        // No memory for it: hand the entry back as a no-op nobody waits for.
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, ~0ULL);
+        ++queued;
+        break;
+      }
+      s.offset = next;
+      s.len = block;
+      io_uring_prep_read(sqe, lfd, s.buf.data(), static_cast<unsigned>(block), next);
+      io_uring_sqe_set_data64(sqe, front_seq + count);
+      push_back(std::move(s));
+      next += block;
+      ++queued;
+    }
+    // Busy: left in the ring, submitted by the next wait.
+    if (queued && loop.submit([this](uint64_t data, int res) { complete(data, res); }) < 0) {
+      broken = true;
+      clear();
+    }
+    return next;
+  }
+
   bool ensure_ring() {
     if (ring_ok) return true;
     if (ring_failed || !uring_usable()) return false;
@@ -231,7 +271,7 @@ ReadAhead::Window* ReadAhead::window() {
   return fresh;
 }
 
-uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats) {
+uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats, const Refill* refill) {
   Window* w = window_.load(std::memory_order_acquire);
   if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
   std::lock_guard<std::mutex> lock(w->mu);
@@ -281,6 +321,13 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
     w->drop_unused(stats);
     return 0;
   }
+  // What advance() will put in flight after this read, now, under the same
+  // lease (just checked), as far as it reaches at its next doubling.
+  if (refill && refill->limit && refill->ahead >= 2 * len && w->continues(offset)) {
+    const uint64_t reach = std::min(refill->ahead, 2 * w->reach);
+    w->fill(w->back().offset + w->back().len, std::min(end + std::min({refill->limit, refill->ahead, reach}), w->size));
+    if (w->broken) return 0;  // given up (fill()): the caller reads it
+  }
   for (size_t i = 0; i < needed; ++i) {
     Window::Slot& b = w->at(i);
     const uint64_t from = std::max(offset, b.offset), to = std::min(end, b.offset + b.len);
@@ -322,7 +369,7 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   Window* w = window();
   if (!w) return;
   std::lock_guard<std::mutex> lock(w->mu);
-  const bool sequential = w->stream_end != ~0ULL && offset >= w->stream_end && offset - w->stream_end <= kStreamGap;
+  const bool sequential = w->continues(offset);
   w->stream_end = offset + len;
   if (limit == 0 && sequential) return;
   // A window of fewer than two requests does no better than the request's
@@ -352,43 +399,14 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   } else {
     w->reach = std::min(ahead, 2 * w->reach);
   }
-  const uint64_t block = w->block;
-  const int lfd = w->lease.fd();
   // From the block the read ended in (the next read may start there) to
   // `ahead` bytes past its end, within the size seen at the start: a block
   // at the end of the file reads short, and only what it read is served.
-  uint64_t next = w->empty() ? (offset + len) / block * block : w->back().offset + w->back().len;
-  const uint64_t until = std::min(offset + len + std::min({limit, ahead, w->reach}), w->size);
-  unsigned queued = 0;
-  while (w->count < kRingEntries && next < until) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&w->ring);
-    if (!sqe) break;
-    Window::Slot s;
-    if (!w->acquire(block, &s.buf)) {
-      // No memory for it: hand the entry back as a no-op nobody waits for.
-      io_uring_prep_nop(sqe);
-      io_uring_sqe_set_data64(sqe, ~0ULL);
-      ++queued;
-      break;
-    }
-    s.offset = next;
-    s.len = block;
-    io_uring_prep_read(sqe, lfd, s.buf.data(), static_cast<unsigned>(block), next);
-    io_uring_sqe_set_data64(sqe, w->front_seq + w->count);
-    w->push_back(std::move(s));
-    next += block;
-    ++queued;
-  }
+  const uint64_t from = w->empty() ? (offset + len) / w->block * w->block : w->back().offset + w->back().len;
+  const uint64_t next = w->fill(from, std::min(offset + len + std::min({limit, ahead, w->reach}), w->size));
   if (starting && w->count) {
     start_offset_.store(offset, std::memory_order_relaxed);
     primed_end_.store(next, std::memory_order_relaxed);
-  }
-  if (!queued) return;
-  // Busy: left in the ring, submitted by the next wait.  A ring that refuses
-  // work gave every read its result (ring_loop.h): give the window up for good.
-  if (w->loop.submit([w](uint64_t data, int res) { w->complete(data, res); }) < 0) {
-    w->broken = true;
-    w->clear();
   }
 }
 

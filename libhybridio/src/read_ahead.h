@@ -90,12 +90,24 @@ class ReadAhead {
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 
+  // What a served read puts in flight before it copies (serve()): the
+  // `ahead` and `limit` its advance() will be called with.
+  struct Refill {
+    uint64_t ahead = 0;
+    uint64_t limit = ~0ULL;
+  };
+
   // Serves the direct read [offset, offset + len) into `buf` from the window:
   // `len` when it did, 0 when the caller must read it itself (the window is
   // then given up, unless it was empty).  Under the LD_PRELOAD shim the copy
   // stops at the end of the caller's memory (checked_copy.h), and then the
-  // caller's own read reports it.
-  uint64_t serve(char* buf, uint64_t len, uint64_t offset, Stats& stats);
+  // caller's own read reports it.  With `refill`, a read of the stream that
+  // the window serves first puts in flight what advance() would put after
+  // it, then copies: the device reads on while the read copies out.  16 MiB
+  // reads in a 32 MiB window otherwise left it idle for a copy in every
+  // two reads (the blocks in flight complete together on the development
+  // VM): 2.1-2.5 GB/s against 2.8 with the refill first.
+  uint64_t serve(char* buf, uint64_t len, uint64_t offset, Stats& stats, const Refill* refill = nullptr);
 
   // After a direct read of [offset, offset + len) that transferred all of it
   // (served or not): when it continues the previous one (starts at or up to

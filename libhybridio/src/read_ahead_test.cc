@@ -22,6 +22,7 @@
 #include "file.h"
 #include "file_bytes.h"
 #include "hybridio/hybridio.h"
+#include "stats.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -178,6 +179,51 @@ TEST_F(ReadAheadTest, TheReadsOverAWindowsFirstBlocksArePriming) {
   EXPECT_TRUE(ra.priming(12 * M + kRead));
   EXPECT_FALSE(ra.priming(kRead)) << "the old stream's start is forgotten";
   EXPECT_EQ(stats().read_ahead_dropped, 1u);
+  ASSERT_EQ(f->close(), 0);
+}
+
+TEST_F(ReadAheadTest, AServedReadPutsTheNextBlocksInFlightBeforeItCopies) {
+  const std::string path = dir_.file("refill");
+  std::vector<char> model = make_file(path, 32 * M, 7);
+  File* raw = nullptr;
+  ASSERT_EQ(File::open(path.c_str(), O_RDONLY, 0, &raw), 0);
+  std::unique_ptr<File> f(raw);
+  Stats stats;
+  std::vector<char> buf(M);
+  for (bool refill : {false, true}) {
+    SCOPED_TRACE(refill ? "with the refill" : "without");
+    ReadAhead ra(f.get());
+    // 1 MiB reads, 8 MiB ahead: the second read starts the window with two
+    // 2 MiB blocks, [2, 6) MiB.
+    ra.advance(f->fd(), M, 0, 8 * M, stats);
+    ra.advance(f->fd(), M, M, 8 * M, stats);
+    ASSERT_EQ(ReadAhead::staged_bytes(), 4 * M);
+    // The third read needs the block at 2 MiB.  With the refill it first
+    // puts in flight what its advance() would: up to 8 MiB past its end at
+    // the window's next doubling, three more blocks; without, nothing
+    // until advance() is called.
+    const ReadAhead::Refill next{8 * M, ~0ULL};
+    ASSERT_EQ(ra.serve(buf.data(), M, 2 * M, stats, refill ? &next : nullptr), M);
+    EXPECT_EQ(memcmp(buf.data(), model.data() + 2 * M, M), 0);
+    EXPECT_EQ(ReadAhead::staged_bytes(), (refill ? 10 : 4) * M);
+    // advance() puts nothing more in flight after a refill: the window is
+    // where it would have been without one.
+    ra.advance(f->fd(), M, 2 * M, 8 * M, stats);
+    EXPECT_EQ(ReadAhead::staged_bytes(), 10 * M);
+    for (uint64_t off = 3 * M; off < 24 * M; off += M) {
+      ASSERT_EQ(ra.serve(buf.data(), M, off, stats, refill ? &next : nullptr), M) << off;
+      ASSERT_EQ(memcmp(buf.data(), model.data() + off, M), 0) << off;
+      ra.advance(f->fd(), M, off, 8 * M, stats);
+    }
+    // Held (limit 0, an explored run through the cache is next): nothing new.
+    const uint64_t held = ReadAhead::staged_bytes();
+    const ReadAhead::Refill hold{8 * M, 0};
+    ASSERT_EQ(ra.serve(buf.data(), M, 24 * M, stats, &hold), M);
+    EXPECT_LE(ReadAhead::staged_bytes(), held);
+    ra.drop();
+    EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
+  }
+  EXPECT_EQ(stats.snapshot().read_ahead_dropped, 0u);
   ASSERT_EQ(f->close(), 0);
 }
 
