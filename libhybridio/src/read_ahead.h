@@ -17,7 +17,8 @@
 // between them, and the headers go through the page cache while the
 // records come from the window (a read that starts up to 1 MiB past the
 // previous one's end continues the stream).  A read the window holds all
-// of waits for its blocks and copies them out.  Anything else - a read
+// of waits for its blocks, puts the stream's next ones in flight, and
+// copies its own out.  Anything else - a read
 // elsewhere, past what is in flight, a failed or short read-ahead - gives
 // the window up and the read is done as without read-ahead, so errors and
 // EOF are reported exactly by the caller's own read.

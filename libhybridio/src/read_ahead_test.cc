@@ -65,6 +65,14 @@ class ReadAheadTest : public testing::DirectEngineTest {
     return data;
   }
 
+  // A file of `size` random bytes (`*model`), opened read-only as a File.
+  std::unique_ptr<File> open_file(const std::string& path, size_t size, unsigned seed, std::vector<char>* model) {
+    *model = make_file(path, size, seed);
+    File* raw = nullptr;
+    EXPECT_EQ(File::open(path.c_str(), O_RDONLY, 0, &raw), 0);
+    return std::unique_ptr<File>(raw);
+  }
+
   // Opens `path` and reads its first four requests: a window is then in flight.
   static hio_file* open_streaming(const std::string& path, const std::vector<char>& model, int flags) {
     hio_file* f = nullptr;
@@ -152,11 +160,9 @@ TEST_F(ReadAheadTest, TheReadsOverAWindowsFirstBlocksArePriming) {
   // start.  The second read (at 256 KiB) starts it with the blocks at 0 and
   // 2 MiB; the reads from it to 4 MiB wait for that start, not for the
   // stream's pace (the learner does not measure them).
-  const std::string path = dir_.file("priming");
-  std::vector<char> model = make_file(path, 16 * M, 6);
-  File* raw = nullptr;
-  ASSERT_EQ(File::open(path.c_str(), O_RDONLY, 0, &raw), 0);
-  std::unique_ptr<File> f(raw);
+  std::vector<char> model;
+  std::unique_ptr<File> f = open_file(dir_.file("priming"), 16 * M, 6, &model);
+  ASSERT_TRUE(f);
   std::vector<char> buf(kRead);
   auto read_at = [&](uint64_t off) {
     ASSERT_EQ(f->pread(buf.data(), kRead, off), static_cast<ssize_t>(kRead)) << off;
@@ -183,11 +189,9 @@ TEST_F(ReadAheadTest, TheReadsOverAWindowsFirstBlocksArePriming) {
 }
 
 TEST_F(ReadAheadTest, AServedReadPutsTheNextBlocksInFlightBeforeItCopies) {
-  const std::string path = dir_.file("refill");
-  std::vector<char> model = make_file(path, 32 * M, 7);
-  File* raw = nullptr;
-  ASSERT_EQ(File::open(path.c_str(), O_RDONLY, 0, &raw), 0);
-  std::unique_ptr<File> f(raw);
+  std::vector<char> model;
+  std::unique_ptr<File> f = open_file(dir_.file("refill"), 32 * M, 7, &model);
+  ASSERT_TRUE(f);
   Stats stats;
   std::vector<char> buf(M);
   for (bool refill : {false, true}) {
