@@ -190,14 +190,22 @@ struct ReadAhead::Window {
     return stream_end != ~0ULL && offset >= stream_end && offset - stream_end <= kStreamGap;
   }
 
-  // Puts blocks in flight from the end of the window up to `until`, as far
-  // as the ring and the staging budget allow, and submits them; returns
-  // where what is in flight ends.  A ring that refuses work gave every read
+  // Where the window's reads stop for a stream read ending at `end`:
+  // `ahead` past it, or `reach` or `limit` if less, within the size seen
+  // at the start (a block at the end of the file reads short, and only what
+  // it read is served).  advance() and serve()'s refill both go this far.
+  uint64_t until(uint64_t end, uint64_t ahead, uint64_t limit, uint64_t reach_now) const {
+    return std::min(end + std::min({limit, ahead, reach_now}), size);
+  }
+
+  // Puts blocks in flight from `next` (the end of the window) up to
+  // `stop`, as far as the ring and the staging budget allow, and submits
+  // them; returns where what is in flight ends.  A ring that refuses work gave every read
   // its result (ring_loop.h): the window is then given up, for good.
-  uint64_t fill(uint64_t next, uint64_t until) {
+  uint64_t fill(uint64_t next, uint64_t stop) {
     const int lfd = lease.fd();
     unsigned queued = 0;
-    while (count < kRingEntries && next < until) {
+    while (count < kRingEntries && next < stop) {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring);
       if (!sqe) break;
       Slot s;
@@ -325,7 +333,7 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
   // lease (just checked), as far as it reaches at its next doubling.
   if (refill && refill->limit && refill->ahead >= 2 * len && w->continues(offset)) {
     const uint64_t reach = std::min(refill->ahead, 2 * w->reach);
-    w->fill(w->back().offset + w->back().len, std::min(end + std::min({refill->limit, refill->ahead, reach}), w->size));
+    w->fill(w->back().offset + w->back().len, w->until(end, refill->ahead, refill->limit, reach));
     if (w->broken) return 0;  // given up (fill()): the caller reads it
   }
   for (size_t i = 0; i < needed; ++i) {
@@ -399,11 +407,9 @@ void ReadAhead::advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, S
   } else {
     w->reach = std::min(ahead, 2 * w->reach);
   }
-  // From the block the read ended in (the next read may start there) to
-  // `ahead` bytes past its end, within the size seen at the start: a block
-  // at the end of the file reads short, and only what it read is served.
+  // From the block the read ended in (the next read may start there).
   const uint64_t from = w->empty() ? (offset + len) / w->block * w->block : w->back().offset + w->back().len;
-  const uint64_t next = w->fill(from, std::min(offset + len + std::min({limit, ahead, w->reach}), w->size));
+  const uint64_t next = w->fill(from, w->until(offset + len, ahead, limit, w->reach));
   if (starting && w->count) {
     start_offset_.store(offset, std::memory_order_relaxed);
     primed_end_.store(next, std::memory_order_relaxed);
