@@ -54,6 +54,16 @@ void read_header_and_record(hio_file* f, std::vector<char>& back, size_t at, siz
             static_cast<ssize_t>(record));
 }
 
+// "rule=bytes" for every rule that decided bytes in `s`, for failure messages.
+std::string rule_bytes(const hio_stats& s) {
+  std::string out;
+  for (int r = 0; r < HIO_RULE_COUNT; ++r) {
+    const uint64_t bytes = hio_stats_rule_bytes(&s, static_cast<hio_rule>(r));
+    if (bytes) out += std::string(out.empty() ? "" : " ") + hio_rule_name(static_cast<hio_rule>(r)) + "=" + std::to_string(bytes);
+  }
+  return out;
+}
+
 // The learned estimates of the filesystem holding `fd`.
 void learned_fs_of(int fd, LearnedFs** out) {
   struct stat st;
@@ -572,7 +582,12 @@ TEST_F(FileLearning, ALongColdReadStreamGoesDirectFromItsFirstCalls) {
   const std::vector<char> small(data.begin(), data.begin() + kShort);
   ASSERT_NO_FATAL_FAILURE(read_back_cold(dir_.file("short"), small, kCall, &s));
   EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u);
-  EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_SMALL), kShort);
+  // Kept there by the configured threshold, not by the learner; the kernel's
+  // readahead ahead of the buffered calls may have cached the range of later
+  // ones (more of them on a loaded machine, where the reader falls behind).
+  EXPECT_GT(hio_stats_rule_bytes(&s, HIO_RULE_SMALL), 0u) << rule_bytes(s);
+  EXPECT_EQ(hio_stats_rule_bytes(&s, HIO_RULE_SMALL) + hio_stats_rule_bytes(&s, HIO_RULE_READ_CACHED), kShort)
+      << rule_bytes(s);
 }
 
 TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
