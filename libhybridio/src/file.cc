@@ -238,6 +238,7 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   if (req.op == HIO_OP_READ && req.seq_run == 0) {
     read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
     read_stream_length_.store(StreamLength::kUnjudged, std::memory_order_relaxed);
+    ra_explore_at_.store(~0ULL, std::memory_order_relaxed);
   }
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.

@@ -177,6 +177,11 @@ class File {
   // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
   bool read_pipeline(const hio_request& req);
   bool long_read_stream(const hio_request& req);
+  // Whether a run of `run_len` bytes through the cache, due now in a read
+  // stream served by its window, waits for the file's last `run_len` bytes
+  // (the window then reads no further than where they start); `first_look`:
+  // the class has no estimate of the run's path yet.
+  bool explores_at_file_end(const hio_request& req, uint64_t run_len, bool first_look);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -229,6 +234,10 @@ class File {
   // calls does not put 32 MiB in flight that the stream then reads again
   // through the cache.
   std::atomic<uint64_t> ra_run_left_{~0ULL};
+  // Where a run through the cache due in the read stream in progress
+  // waits to start, at its file's end (~0: none; explores_at_file_end()):
+  // the window reads no further.
+  std::atomic<uint64_t> ra_explore_at_{~0ULL};
   void limit_read_ahead(uint64_t bytes) {
     if (ra_run_left_.load(std::memory_order_relaxed) != bytes) ra_run_left_.store(bytes, std::memory_order_relaxed);
   }

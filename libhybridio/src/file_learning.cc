@@ -27,6 +27,9 @@ constexpr uint32_t kNotLearned =
 // kernel's readahead cached for the stream before it (read_ahead_kb is
 // 128 KiB by default, 8 MiB on the development VM's virtio disk).
 constexpr uint64_t kReadaheadProbeBytes = 64 << 20;
+// A first look through the cache waits for the file's end only when that
+// is this close: estimates settle within the first GiB of a stream.
+constexpr uint64_t kFirstLookReach = 1ULL << 30;
 
 // Decisions made by a size threshold: the ones measurements may move, and
 // the only ones whose cost says something about their path at that size.
@@ -115,6 +118,29 @@ bool File::long_read_stream(const hio_request& req) {
   return length == StreamLength::kLong;
 }
 
+bool File::explores_at_file_end(const hio_request& req, uint64_t run_len, bool first_look) {
+  // Started in the middle of the stream, the run costs the stream about
+  // twice its share: the window drains for it, and after it starts over
+  // (its first blocks arrive together, its staging is touched afresh), with
+  // the kernel's readahead starting cold for the run in between.  At the
+  // file's end the window stops anyway: the run costs what it reads.  A
+  // stream that ends before the file does explores nothing through the
+  // cache, and its credit waits for the next one.
+  // Once it waits, it waits (the time credit was granted then, as for a
+  // window that drains: the price moves with every new direct sample).
+  const uint64_t end = req.offset + req.length;
+  uint64_t at = ra_explore_at_.load(std::memory_order_relaxed);
+  if (at == ~0ULL) {
+    if (req.file_size == ~0ULL || run_len >= req.file_size || !ra_.busy()) return false;
+    at = req.file_size - run_len;
+    if (end >= at || (first_look && at - req.offset > kFirstLookReach)) return false;
+    ra_explore_at_.store(at, std::memory_order_relaxed);
+  }
+  if (end >= at) return false;
+  limit_read_ahead(at - end);
+  return true;
+}
+
 hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg,
                           hio_request& req, hio_decision d, bool& probed, bool may_explore) {
   if (&cfg != &base && by_size(d.rule)) {
@@ -135,8 +161,13 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     }
   }
   if (!may_explore) return d;
-  // Not (yet) a request of an explored direct read run: the window reads as far ahead as it likes.
-  if (req.op == HIO_OP_READ) limit_read_ahead(~0ULL);
+  // Not (yet) a request of an explored direct read run: the window reads as
+  // far ahead as it likes, up to a run through the cache that waits for
+  // the file's end.
+  if (req.op == HIO_OP_READ) {
+    const uint64_t at = ra_explore_at_.load(std::memory_order_relaxed), end = req.offset + req.length;
+    limit_read_ahead(at != ~0ULL && end < at ? at - end : ~0ULL);
+  }
   // The path the policy chose for this request as a member of its stream.
   // A read the cache decided (read_cached) still belongs to a stream that
   // goes off the cache when only part of it is cached (kernel readahead
@@ -164,6 +195,8 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
   hio_path target = HIO_PATH_COUNT;
   bool starts_run = false;
+  uint64_t run_len = 0;
+  bool first_look = false;
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
     if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
@@ -180,17 +213,24 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       // given up half way let the window grow again, for good - a 64 KiB
       // stream drains 32 MiB in 500 calls, over 8 new direct samples, and
       // explored nothing through the cache in 1.15 GiB.
-      const bool draining = op == HIO_OP_READ && decided == HIO_PATH_DIRECT && ra_hold_.load(std::memory_order_relaxed);
+      const bool draining = op == HIO_OP_READ && decided == HIO_PATH_DIRECT &&
+                            (ra_hold_.load(std::memory_order_relaxed) ||
+                             ra_explore_at_.load(std::memory_order_relaxed) != ~0ULL);
       target = fs.costs.explore_target(op, len, decided, dontcache_ok, draining);
       starts_run = target != HIO_PATH_COUNT;
+      if (starts_run) {
+        run_len = fs.costs.run_bytes(op, len, target);
+        first_look = !fs.costs.known(op, size_class(len), target);
+      }
     }
   }
   if (op == HIO_OP_READ) {
     // Direct reads of this stream are in flight ahead of it (read_ahead.h):
     // a run through the cache now would compete with them for the device
-    // and read their range again.  The window stops growing, the stream
-    // uses what it holds, and then the run starts.  Any other request
-    // lets the window grow again.
+    // and read their range again.  The run waits for the file's last bytes
+    // where it can (explores_at_file_end()); then, or else now, the window
+    // stops growing, the stream uses what it holds, and the run starts.
+    // Any other request lets the window grow again.
     const bool cached_run = starts_run && target != HIO_PATH_DIRECT && decided == HIO_PATH_DIRECT;
     // Nor while other streams of the process read ahead: the run's reads
     // queue behind their windows (up to 32 MiB each), so it measures that
@@ -204,6 +244,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // restore's (main job, 2026-11-24: 1.4-2 % explored there, 0.93x).
     const bool contended = cached_run && (ReadAhead::windows_overlapped() ||
                                           ReadAhead::windows_in_flight() > (ra_.in_flight() ? 1 : 0));
+    if (cached_run && !contended && explores_at_file_end(req, run_len, first_look)) return d;
     const bool hold = cached_run && !contended && ra_.busy();
     if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
     if (hold || contended) return d;

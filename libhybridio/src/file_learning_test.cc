@@ -631,6 +631,33 @@ TEST_F(FileLearning, AStreamThroughItsWindowExploresTheCache) {
       << "within the share, and the look over what the window had cached";
 }
 
+TEST_F(FileLearning, AStreamThroughItsWindowLooksThroughTheCacheAtTheFilesEnd) {
+  // Direct measured, buffered not yet: the credit covers a first look
+  // through the cache (4 MiB of 64 KiB calls) after 133 MiB.  Taken there,
+  // the window would drain for it and start over after it; the look waits
+  // for the file's last 4 MiB instead, where the window stops anyway.
+  constexpr size_t kCall = 64 << 10, kSize = 256 * M, kLook = 4 * M;
+  const std::vector<char> data = pattern(kSize, 53);
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("end"), data, &f));
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, 0.3, 50));
+  hio_stats_reset();
+  std::vector<char> back(kSize);
+  constexpr size_t kBefore = kSize - 2 * kLook;
+  for (size_t at = 0; at < kBefore; at += kCall)
+    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall)) << at;
+  hio_stats s = stats();
+  EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kBefore / 2) << "the stream went direct";
+  EXPECT_EQ(s.learn_explored_buffered + s.learn_explored_dontcache, 0u) << "nothing looked at before the file's end";
+  for (size_t at = kBefore; at < kSize; at += kCall)
+    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall)) << at;
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written";
+  s = stats();
+  EXPECT_GT(s.learn_explored_buffered, 0u) << "the look through the cache, at the end";
+  EXPECT_LE(s.learn_explored_buffered + s.learn_explored_dontcache, kLook);
+}
+
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   const char* state = getenv("HYBRIDIO_STATE_DIR");
   if (!state || !*state) GTEST_SKIP() << "HYBRIDIO_STATE_DIR is not set: not writing the user's state directory";
