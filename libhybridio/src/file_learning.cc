@@ -133,10 +133,10 @@ bool File::explores_at_file_end(const hio_request& req, uint64_t run_len, bool f
   if (at == ~0ULL) {
     if (req.file_size == ~0ULL || run_len >= req.file_size || !ra_.busy()) return false;
     at = req.file_size - run_len;
-    if (end >= at || (first_look && at - req.offset > kFirstLookReach)) return false;
+    if (end > at || (first_look && at - req.offset > kFirstLookReach)) return false;
     ra_explore_at_.store(at, std::memory_order_relaxed);
   }
-  if (end >= at) return false;
+  if (end > at) return false;  // the run starts with the request that ends past `at`
   limit_read_ahead(at - end);
   return true;
 }
@@ -166,7 +166,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   // the file's end.
   if (req.op == HIO_OP_READ) {
     const uint64_t at = ra_explore_at_.load(std::memory_order_relaxed), end = req.offset + req.length;
-    limit_read_ahead(at != ~0ULL && end < at ? at - end : ~0ULL);
+    limit_read_ahead(at != ~0ULL && end <= at ? at - end : ~0ULL);
   }
   // The path the policy chose for this request as a member of its stream.
   // A read the cache decided (read_cached) still belongs to a stream that
@@ -244,10 +244,10 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // restore's (main job, 2026-11-24: 1.4-2 % explored there, 0.93x).
     const bool contended = cached_run && (ReadAhead::windows_overlapped() ||
                                           ReadAhead::windows_in_flight() > (ra_.in_flight() ? 1 : 0));
-    if (cached_run && !contended && explores_at_file_end(req, run_len, first_look)) return d;
-    const bool hold = cached_run && !contended && ra_.busy();
+    const bool waits = cached_run && !contended && explores_at_file_end(req, run_len, first_look);
+    const bool hold = cached_run && !contended && !waits && ra_.busy();
     if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
-    if (hold || contended) return d;
+    if (hold || contended || waits) return d;
   }
   if (target == HIO_PATH_COUNT) return d;
   hio_policy_config explore = base;
