@@ -304,14 +304,8 @@ uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path) const {
   const uint64_t run = std::max(len, tuning_.explore_run_bytes);
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT || est_[op][c][path].samples) return run;
-  // At least one sample: reads, and writes through the cache, are sampled
-  // in batches (add_sample), direct writes call by call.
-  uint64_t first_look = (tuning_.min_samples + uint64_t{1}) * len;
-  if (op == HIO_OP_READ)
-    first_look = std::max(first_look, tuning_.read_batch_bytes);
-  else if (path != HIO_PATH_DIRECT)
-    first_look = std::max({first_look, tuning_.cached_write_batch * len, tuning_.cached_batch_bytes});
-  return std::min<uint64_t>(run, first_look);
+  const uint64_t first_look = (tuning_.min_samples + uint64_t{1}) * len;
+  return std::min<uint64_t>(run, op == HIO_OP_READ ? std::max(first_look, tuning_.read_batch_bytes) : first_look);
 }
 
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {

@@ -319,12 +319,9 @@ class FsCosts {
   // The bytes of a run exploring `path` that starts with a request of
   // `len`: explore_run_bytes, or the request if larger.  While the path has
   // no sample in that class (its price is a guess until then), at most
-  // min_samples + 1 requests, and at least one batch for reads
-  // (read_batch_bytes: a read path is measured on a stream of it, and a
-  // few calls of a direct window measure only its start) and for writes
-  // through the cache (cached_write_batch calls of cached_batch_bytes:
-  // 4 calls of 64 KiB made a 64th of one, and such a path was never
-  // measured) - within the run.  A read run is
+  // min_samples + 1 requests, and for reads at least one batch
+  // (read_batch_bytes): a read path is measured on a stream of it, and a
+  // few calls of a direct window measure only its start.  A read run is
   // also held to its price in time (spend()).
   uint64_t run_bytes(hio_op op, uint64_t len, hio_path path) const;
   const LearnTuning& tuning() const { return tuning_; }
