@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -135,9 +136,10 @@ void write_cold_file(const std::string& path, const std::vector<char>& data, hio
   posix_fadvise(hio_fd(*out), 0, 0, POSIX_FADV_DONTNEED);
 }
 
-// Reads all of `back` from the start of `f`, in sequential calls of `call` bytes.
-void read_in_calls(hio_file* f, std::vector<char>& back, size_t call) {
-  for (size_t at = 0; at < back.size(); at += call)
+// Reads [from, to) of `f` into the same range of `back` (by default all of
+// it), in sequential calls of `call` bytes.
+void read_in_calls(hio_file* f, std::vector<char>& back, size_t call, size_t from = 0, size_t to = SIZE_MAX) {
+  for (size_t at = from; at < std::min(to, back.size()); at += call)
     ASSERT_EQ(hio_pread(f, back.data() + at, call, static_cast<off_t>(at)), static_cast<ssize_t>(call)) << at;
 }
 
@@ -649,13 +651,11 @@ TEST_F(FileLearning, AStreamThroughItsWindowLooksThroughTheCacheAtTheFilesEnd) {
   hio_stats_reset();
   std::vector<char> back(kSize);
   constexpr size_t kBefore = kSize - 2 * kLook;
-  for (size_t at = 0; at < kBefore; at += kCall)
-    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall)) << at;
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, 0, kBefore));
   hio_stats s = stats();
   EXPECT_GE(decided_read_bytes(s, HIO_PATH_DIRECT), kBefore / 2) << "the stream went direct";
   EXPECT_EQ(s.learn_explored_buffered + s.learn_explored_dontcache, 0u) << "nothing looked at before the file's end";
-  for (size_t at = kBefore; at < kSize; at += kCall)
-    ASSERT_EQ(hio_pread(f, back.data() + at, kCall, static_cast<off_t>(at)), static_cast<ssize_t>(kCall)) << at;
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, kBefore));
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_TRUE(back == data) << "every byte as written";
   s = stats();
