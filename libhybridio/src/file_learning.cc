@@ -347,6 +347,13 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   if (req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT && done)
     unsynced_[d.path == HIO_PATH_DONTCACHE][measure && c >= 0 ? c : kSizeClasses].fetch_add(
         done, std::memory_order_relaxed);
+  if (req.op == HIO_OP_WRITE && (req.file_flags & HIO_FILE_EXPLORE) && done) {
+    // Measured or not (a switch of path), an explored write's time beyond
+    // its price is the exploration's (FsCosts::charge_overrun).
+    std::lock_guard<std::mutex> lock(fs->mu);
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    fs->costs.charge_overrun(req.op, req.length, d.path, runs_[HIO_OP_WRITE].decided, ns);
+  }
   if (!measure || done != req.length) return;  // short: EOF, an error, a full disk
   // An explored read run is held to the time of its measured requests (the
   // first one after another path's pays for the switch, and is not); when

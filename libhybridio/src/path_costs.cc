@@ -341,7 +341,9 @@ void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t le
   if (c < 0) return;
   const uint64_t bytes = run_bytes(op, len, explored);
   credit_[op][c] -= std::min(credit_[op][c], bytes * 100);
-  time_credit_[op][c] = std::max(0.0, time_credit_[op][c] - time_of(op, c, explored, decided, bytes) * 100);
+  // A debt (charge_overrun) stays one: a run whose time was granted earlier may start over it.
+  const double price = time_of(op, c, explored, decided, bytes) * 100;
+  time_credit_[op][c] = std::max(std::min(0.0, time_credit_[op][c]), time_credit_[op][c] - price);
   last_explored_[op][c] = static_cast<uint8_t>(explored);
   ++explorations_[op][c];
   run->start(explored, decided, offset, len, bytes);
@@ -359,6 +361,13 @@ void FsCosts::charge_credit(hio_op op, uint64_t len) {
 bool FsCosts::spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns) {
   if (run->active() && run->path == path && !run->spend(static_cast<double>(ns))) end_run(run, op, false);
   return run->active() ? false : finish_batch(op, path);
+}
+
+void FsCosts::charge_overrun(hio_op op, uint64_t len, hio_path path, hio_path decided, uint64_t ns) {
+  const int c = size_class(len);
+  if (c < 0 || path >= HIO_PATH_COUNT) return;
+  const double over = static_cast<double>(ns) - time_of(op, c, path, decided < HIO_PATH_COUNT ? decided : path, len);
+  if (over > 0) time_credit_[op][c] -= over * 100;
 }
 
 void FsCosts::end_run(ExploreRun* run, hio_op op, bool refund_time) {
