@@ -324,7 +324,16 @@ File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset) {
   return p;
 }
 
+void File::trace(const hio_request& req, const hio_decision& d) {
+  if (!rt_.trace().enabled()) return;
+  const bool measured = d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED;
+  rt_.trace().record(fd_, req, d, measured ? estimate_note(req.op, req.length) : "");
+}
+
 void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
+  // The caller executed it (the shim's exact calls through the cache or
+  // uncached; a direct plan it runs through pwrite/pread, which trace it).
+  trace(plan.req, plan.decision);
   if (plan.started_ns)
     learn_from(plan.req, plan.decision, bytes, monotonic_ns() - plan.started_ns, plan.measure);
   extend_stream(plan.req.offset, plan.req.length);
@@ -357,9 +366,7 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
     if (read_partly_cached(req, buf, cold_rule, &n)) return n;
   }
 
-  if (rt_.trace().enabled())
-    rt_.trace().record(fd_, req, d,
-                       d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED ? estimate_note(op, len) : "");
+  trace(req, d);
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
   return execute_measured(req, d, buf);

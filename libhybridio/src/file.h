@@ -153,6 +153,8 @@ class File {
   void charge_flush(uint64_t ns);
   // "4M:buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
   std::string estimate_note(hio_op op, uint64_t len);
+  // The trace's line for a decision, with the estimate behind a learned or explored one.
+  void trace(const hio_request& req, const hio_decision& d);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
   // execute(), timed and learned from when the file's filesystem is learned.
   ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf);
