@@ -318,13 +318,13 @@ class FsCosts {
   // its class's time credit.  A run pays its price when it starts; a
   // direct write run among writes through the cache then pays more than
   // that.  Its first call queues behind the writeback of the cached writes
-  // before it (a 64 KiB call: 4-110 ms, where the next ones take 0.09),
+  // before it (a 64 KiB call: up to 110 ms, where the next ones take 0.09),
   // which is not measured (steady_in_stream()), and one call in a few
   // hundred waits 20-90 ms for the dirty-page throttle's writeback, which
   // an average of calls one by one seldom holds (direct 64 KiB writes
-  // priced at 0.6-0.9 GB/s streamed at 0.15-0.4 in a 7 GiB buffered stream
-  // above the dirty limit; explored, they cost it 5-11 % of its time where
-  // the budget is 3 %).  Read runs are held to their time by spend().
+  // priced at 0.6-0.9 GB/s streamed at 0.13-0.58 in a 7 GiB buffered stream
+  // above the dirty limit, costing it 3-20 % of its time where the budget
+  // is 3 %).  Read runs are held to their time by spend().
   void charge_overrun(hio_op op, uint64_t len, hio_path path, hio_path decided, uint64_t ns);
   // Folds what `path` has gathered of a batch of `op` (add_sample), however
   // small.  True when a verdict moved.
