@@ -217,16 +217,16 @@ uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   return run;
 }
 
-ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset) {
+ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset, const Plan* plan) {
   // Nothing reads or overwrites a range while a queued write of it is pending.
   if (!wb_.idle()) wb_.wait_overlap(offset, len);
-  if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true);
+  if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true, plan);
   ra_.invalidate();  // nothing read ahead before this write is served after it
   // The contention signal: how many threads are writing this file right now.
   const uint32_t writers = writers_.fetch_add(1, std::memory_order_relaxed) + 1;
   hio_request req = describe(op, buf, len, offset);
   req.writers = writers;
-  ssize_t n = route(req, buf, true);
+  ssize_t n = route(req, buf, true, plan);
   writers_.fetch_sub(1, std::memory_order_relaxed);
   return n;
 }
@@ -310,13 +310,12 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
   return d;
 }
 
-File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset) {
+File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset, bool explore) {
   Plan p;
   p.req = describe(op, buf, len, offset, false);
   if (op == HIO_OP_WRITE) p.req.writers = writers_.load(std::memory_order_relaxed) + 1;
-  // Not explored: the caller may execute a direct plan through pwrite/pread,
-  // which decide again (and may explore there).
-  p.decision = decide(p.req, false, false);
+  p.explores = explore;
+  p.decision = decide(p.req, false, explore);
   if (learning_for(rt_.policy(), p.req)) {
     p.measure = worth_measuring(p.req, p.decision);
     p.started_ns = monotonic_ns();
@@ -343,16 +342,32 @@ void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
   s.count_bytes(plan.req.op, plan.decision.path, bytes);
 }
 
+ssize_t File::execute_plan(const Plan& plan, void* buf, size_t len, uint64_t offset) {
+  if (len > SSIZE_MAX) len = SSIZE_MAX;
+  return transfer(plan.req.op, static_cast<char*>(buf), len, offset, &plan);
+}
+
 void File::note_dontcache_refused() {
   if (!dontcache_refused_.exchange(true)) rt_.stats().add(rt_.stats().dontcache_refused);
 }
 
-ssize_t File::route(hio_request req, char* buf, bool cached_first) {
+ssize_t File::route(hio_request req, char* buf, bool cached_first, const Plan* plan) {
   // The remainder of a cached-first read arrives already probed.
   const bool probed = !cached_first && req.cached_pages != HIO_PAGES_UNKNOWN;
   const hio_op op = req.op;
   const uint64_t len = req.length;
-  hio_decision d = decide(req, probed, true);
+  // A planned request is executed as planned: deciding it again would probe
+  // the cache twice, and an exploration the plan paid for must be followed.
+  const bool as_planned = plan && plan->req.op == op && plan->req.offset == req.offset && plan->req.length == len;
+  hio_decision d;
+  if (as_planned) {
+    const uint32_t writers = req.writers;
+    req = plan->req;
+    req.writers = writers;
+    d = plan->decision;
+  } else {
+    d = decide(req, probed, !(plan && plan->explores));
+  }
 
   // A read of a partly cached range that would go direct if nothing were
   // cached: what is cached comes from the cache, the rest is decided again
@@ -369,14 +384,16 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first) {
   trace(req, d);
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
-  return execute_measured(req, d, buf);
+  return execute_measured(req, d, buf, as_planned ? &plan->measure : nullptr);
 }
 
-ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf) {
+ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf,
+                               const bool* planned_measure) {
   if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
   // Learned thresholds: the request's cost is measured (file_learning.cc),
   // unless it read in a read-ahead window's start (ReadAhead::priming()).
-  const bool measure = worth_measuring(req, d);
+  // worth_measuring() notes the path in the stream: once per request.
+  const bool measure = planned_measure ? *planned_measure : worth_measuring(req, d);
   const uint64_t started = monotonic_ns();
   const ssize_t n = execute(req, d, buf);
   const bool priming = req.op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && ra_.priming(req.offset);
@@ -944,6 +961,11 @@ int File::sync(bool data_only) {
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
   return deferred ? -deferred : rc;
+}
+
+void File::note_sync(uint64_t ns) {
+  rt_.stats().add(rt_.stats().fsyncs);
+  charge_flush(ns);
 }
 
 int File::truncate(uint64_t length) {

@@ -65,19 +65,30 @@ class File {
 
   // What the policy would do with a request, without doing it or moving
   // the sequential-stream state on (the LD_PRELOAD shim plans a call, then
-  // gives it to libc, to one RWF_DONTCACHE system call, or to pwrite/pread
-  // inside a PinnedRequest).
+  // gives it to libc, to one RWF_DONTCACHE system call, or to execute_plan
+  // inside a PinnedRequest).  With `explore`, the plan may be an
+  // exploration of another path (learned thresholds), and its credit is
+  // spent: its execution must then follow it.
   struct Plan {
     hio_request req;
     hio_decision decision;
+    bool explores = false;    // decided with exploration (see execute_plan)
     bool measure = false;     // a sample for the learned path costs (path_costs.h) ...
     uint64_t started_ns = 0;  // ... timed from here
   };
-  Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset);
+  Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset, bool explore);
+  // A direct plan executed by the engine, one piece [offset, offset + len)
+  // at a time (the shim's direct section, an iovec element each): the
+  // plan's own decision for a piece that is the whole planned request;
+  // any other piece is decided afresh, exploring only when the plan did not.
+  ssize_t execute_plan(const Plan& plan, void* buf, size_t len, uint64_t offset);
   // A planned request that the caller executed itself, moving `bytes`:
   // counts it and moves the sequential stream on, as a request this file
   // executes does (a plan only looks at the stream).
   void finish_passthrough(const Plan& plan, uint64_t bytes);
+  // The caller synced the file itself (the shim's fsync/fdatasync), which
+  // took `ns`: counted, and charged as sync() does to the writes since the last.
+  void note_sync(uint64_t ns);
   // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
   // take the page cache from now on.
   bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }
@@ -96,10 +107,11 @@ class File {
     bool refused = false;  // direct I/O refused (EINVAL on first use): redo buffered
   };
 
-  ssize_t transfer(hio_op op, char* buf, size_t len, uint64_t offset);
+  ssize_t transfer(hio_op op, char* buf, size_t len, uint64_t offset, const Plan* plan = nullptr);
   // Decides and executes one request; `cached_first` allows serving a
-  // cached prefix of a direct-bound read before deciding the rest.
-  ssize_t route(hio_request req, char* buf, bool cached_first);
+  // cached prefix of a direct-bound read before deciding the rest; `plan`:
+  // the request was planned (execute_plan).
+  ssize_t route(hio_request req, char* buf, bool cached_first, const Plan* plan = nullptr);
   uint64_t read_cached_prefix(char* buf, uint64_t len, uint64_t offset);
   // Whether a partly cached read would go direct if none of it were
   // cached, and by which rule.
@@ -156,8 +168,11 @@ class File {
   // The trace's line for a decision, with the estimate behind a learned or explored one.
   void trace(const hio_request& req, const hio_decision& d);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
-  // execute(), timed and learned from when the file's filesystem is learned.
-  ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf);
+  // execute(), timed and learned from when the file's filesystem is
+  // learned; a sample when worth_measuring() says so (`planned_measure`:
+  // what it said when the request was planned).
+  ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf,
+                           const bool* planned_measure = nullptr);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);

@@ -168,4 +168,41 @@ HIO_DIFF_CASE(fd_count, "11", "/proc/self/fd count before, between two large wri
   return kRan;
 }
 
+HIO_DIFF_CASE(fd_syncs, "11", "fsync/fdatasync after large writes, on a dup, a read-only fd, a pipe, a closed fd: results, errno kept on success") {
+  const std::string path = opt.path("synced");
+  Mapping buf(8 * kMiB);
+  if (!buf.ok()) return harness_failure("mmap");
+  fill_pattern(buf.data(), buf.size(), 26, 0);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return harness_failure("open");
+  out.put("write", rv(write(fd, buf.data(), 8 * kMiB)));
+  errno = EDOM;  // a success leaves errno alone
+  out.put("fsync", rv(fsync(fd)));
+  out.put("fsync.errno_kept", errno == EDOM);
+  out.put("pwrite", rv(pwrite(fd, buf.data() + 3, 4 * kMiB, 8 * kMiB + 5)));
+  errno = ERANGE;
+  out.put("fdatasync", rv(fdatasync(fd)));
+  out.put("fdatasync.errno_kept", errno == ERANGE);
+  int copy = dup(fd);
+  out.put("dup.write", rv(write(copy, buf.data(), 4 * kMiB)));
+  out.put("dup.fsync", rv(fsync(copy)));
+  close(copy);
+  out.put("closed.fsync", rv(fsync(copy)));
+  out.put("closed.fdatasync", rv(fdatasync(copy)));
+  out.put("negative.fsync", rv(fsync(-1)));
+  int ro = open(path.c_str(), O_RDONLY);
+  out.put("readonly.read", rv(read(ro, buf.data(), 8 * kMiB)));
+  out.put("readonly.fsync", rv(fsync(ro)));
+  close(ro);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return harness_failure("pipe");
+  out.put("pipe.fsync", rv(fsync(pipe_fds[1])));
+  out.put("pipe.fdatasync", rv(fdatasync(pipe_fds[0])));
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  out.put("close", rv(close(fd)));
+  out.put("digest", file_digest(path));
+  return kRan;
+}
+
 }  // namespace hio_diff

@@ -84,8 +84,8 @@ enum class Outcome { kDone, kPlain };
 
 // The direct section: returns kPlain when the call must go to the kernel
 // as it was made (nothing has been done then, the position is untouched).
-Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, int count, off_t at, uint64_t len,
-                   ssize_t* out) {
+Outcome run_direct(const TrackedRef& t, const File::Plan& plan, int fd, bool write, const iovec* iov, int count,
+                   off_t at, uint64_t len, ssize_t* out) {
   ExactSection section(write, t->dev, t->ino);
   const bool positional = at < 0;
   off_t start = at;
@@ -125,7 +125,7 @@ Outcome run_direct(const TrackedRef& t, int fd, bool write, const iovec* iov, in
     const uint64_t n = std::min<uint64_t>(iov[i].iov_len, want - done);
     if (n == 0) continue;
     const uint64_t at_offset = static_cast<uint64_t>(start) + done;
-    last = write ? file->pwrite(base, n, at_offset) : file->pread(base, n, at_offset);
+    last = file->execute_plan(plan, base, n, at_offset);
     if (last < 0) break;
     done += static_cast<uint64_t>(last);
     if (static_cast<uint64_t>(last) < n) break;  // EOF, a full device, the end of the caller's memory
@@ -152,11 +152,14 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
   off_t offset = at;
   if (at < 0 && (offset = lseek(fd, 0, SEEK_CUR)) < 0) return false;
   File* file = t->file;
+  // One buffer: the plan is the call, and may explore (learned thresholds)
+  // whatever path it takes.  Several: a direct plan is run element by
+  // element, and each of those explores on its own (File::execute_plan).
   const File::Plan plan = file->plan(write ? HIO_OP_WRITE : HIO_OP_READ, static_cast<const char*>(iov[0].iov_base),
-                                     static_cast<size_t>(len), static_cast<uint64_t>(offset));
+                                     static_cast<size_t>(len), static_cast<uint64_t>(offset), count == 1);
   switch (plan.decision.path) {
     case HIO_PATH_DIRECT:
-      if (run_direct(t, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
+      if (run_direct(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
       break;
     case HIO_PATH_DONTCACHE:
       if (!file->dontcache_refused()) {

@@ -1,8 +1,10 @@
 // exact_call.h - runs one intercepted read or write of a tracked file so
 // that the program sees exactly what its own system call would have given.
 //
-// The call is planned by the policy first (File::plan), then executed in
-// the cheapest way that keeps every POSIX property:
+// The call is planned by the policy first (File::plan; the plan of a call
+// with one buffer may be an exploration of another path, and is followed
+// all the same), then executed in the cheapest way that keeps every POSIX
+// property:
 //  - buffered: the same call, made to the kernel as it was asked;
 //  - uncached: one preadv2/pwritev2 with RWF_DONTCACHE on the program's
 //    own descriptor (offset -1 when the call uses the file position), so

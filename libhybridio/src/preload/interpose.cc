@@ -215,6 +215,11 @@ HIO_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t bu
   return pread(fd, buf, n, off);
 }
 
+// ---- syncs -------------------------------------------------------------
+
+HIO_EXPORT int fsync(int fd) { return shim::timed_sync(fd, false); }
+HIO_EXPORT int fdatasync(int fd) { return shim::timed_sync(fd, true); }
+
 // ---- copies the kernel would make without the shim (copy_offload.h) ---
 
 namespace {

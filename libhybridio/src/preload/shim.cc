@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -276,6 +277,23 @@ void on_mapped(int fd) {
   fd_table().for_each_tracked([&](int, const TrackedRef& t) {
     if (every_file || (t->dev == st.st_dev && t->ino == st.st_ino)) t->file->set_mapped(true);
   });
+}
+
+int timed_sync(int fd, bool data_only) {
+  const uint64_t started = monotonic_ns();
+  int (*call)(int) = data_only ? real().fdatasync : real().fsync;
+  const int r = call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
+  if (r != 0) return r;
+  // Only a descriptor already tracked: classifying one here would cost a
+  // program that syncs files the shim never accelerated.
+  Guard guard;
+  if (!guard.entered() || in_vfork_child() || fd_table().state(fd) != SlotState::kTracked) return r;
+  const uint64_t ns = monotonic_ns() - started;
+  const int saved = errno;
+  TrackedRef t = fd_table().acquire(fd);
+  if (t && still_valid(fd, *t.operator->())) t->file->note_sync(ns);
+  errno = saved;
+  return r;
 }
 
 void before_exit() {
