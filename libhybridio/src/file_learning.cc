@@ -358,11 +358,15 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   // An explored read run is held to the time of its measured requests (the
   // first one after another path's pays for the switch, and is not); when
   // it is over, its batch is folded (FsCosts::spend).
-  const bool explored_read = req.op == HIO_OP_READ && (req.file_flags & HIO_FILE_EXPLORE);
+  // An explored write run through the cache has its batch folded when it
+  // ends (FsCosts::end_write_run).
+  const bool explored = (req.file_flags & HIO_FILE_EXPLORE) != 0;
+  const bool explored_read = explored && req.op == HIO_OP_READ;
+  const bool explored_cached_write = explored && req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT;
   bool moved = false;
   {
     std::unique_lock<std::mutex> lock(fs->mu, std::defer_lock);
-    if (explored_read)
+    if (explored_read || explored_cached_write)
       lock.lock();
     else if (!lock.try_lock())
       return;  // another thread is recording: one sample fewer
@@ -370,6 +374,9 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
     if (explored_read) {
       std::lock_guard<std::mutex> run_lock(run_mu_);
       moved |= fs->costs.spend(&runs_[HIO_OP_READ], HIO_OP_READ, d.path, ns);
+    } else if (explored_cached_write) {
+      std::lock_guard<std::mutex> run_lock(run_mu_);
+      moved |= fs->costs.end_write_run(runs_[HIO_OP_WRITE], d.path);
     }
     if (moved) fs->publish();
   }

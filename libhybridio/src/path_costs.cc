@@ -363,6 +363,10 @@ bool FsCosts::spend(ExploreRun* run, hio_op op, hio_path path, uint64_t ns) {
   return run->active() ? false : finish_batch(op, path);
 }
 
+bool FsCosts::end_write_run(const ExploreRun& run, hio_path path) {
+  return path != HIO_PATH_DIRECT && !run.active() && finish_batch(HIO_OP_WRITE, path);
+}
+
 void FsCosts::charge_overrun(hio_op op, uint64_t len, hio_path path, hio_path decided, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return;
