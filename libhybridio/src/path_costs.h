@@ -416,12 +416,16 @@ class FsCosts {
 // first request of a sequential stream on a path after another path's,
 // when the switch itself costs it: a read through the cache (its readahead
 // starts over), a direct write (it queues behind the writeback the cached
-// writes before it started).  Unless it is as large as a whole exploration
-// run: then it is its own stream.
+// writes before it started), an uncached write (its writeback starts
+// behind theirs: after 64 KiB buffered writes, the first uncached one took
+// 0.1-0.4 ms where the next took a median 22-29 us, bench/regret/
+// write_switch_probe; in a first look of 4 calls that one call made the
+// sample 2-4 times the path's cost).  Unless it is as large as a whole
+// exploration run: then it is its own stream.
 inline bool steady_in_stream(hio_op op, bool sequential, hio_path previous, hio_path path, uint64_t len,
                              uint64_t run_bytes) {
   if (!sequential || previous == path || previous == HIO_PATH_COUNT || len >= run_bytes) return true;
-  return op == HIO_OP_READ ? path == HIO_PATH_DIRECT : path != HIO_PATH_DIRECT;
+  return op == HIO_OP_READ ? path == HIO_PATH_DIRECT : path == HIO_PATH_BUFFERED;
 }
 
 // One filesystem the process has used: its estimates under a lock, and the
