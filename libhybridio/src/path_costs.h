@@ -420,7 +420,7 @@ class FsCosts {
 // behind theirs: after 64 KiB buffered writes, the first uncached one took
 // 0.1-0.4 ms where the next took a median 22-29 us, bench/regret/
 // write_switch_probe; in a first look of 4 calls that one call made the
-// sample 2-4 times the path's cost).  Unless it is as large as a whole
+// sample 2-5 times the path's cost).  Unless it is as large as a whole
 // exploration run: then it is its own stream.
 inline bool steady_in_stream(hio_op op, bool sequential, hio_path previous, hio_path path, uint64_t len,
                              uint64_t run_bytes) {
