@@ -331,7 +331,7 @@ void File::trace(const hio_request& req, const hio_decision& d) {
 
 void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
   // The caller executed it (the shim's exact calls through the cache or
-  // uncached; a direct plan it runs through pwrite/pread, which trace it).
+  // uncached; a direct plan goes to execute_plan, whose route traces it).
   trace(plan.req, plan.decision);
   if (plan.started_ns)
     learn_from(plan.req, plan.decision, bytes, monotonic_ns() - plan.started_ns, plan.measure);

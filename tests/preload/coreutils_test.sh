@@ -72,7 +72,7 @@ out="$WORK/dd.dontcache"
 check "dd under dontcache [odd block sizes]" run_dd env HYBRIDIO_POLICY=dontcache \
   HYBRIDIO_STATS="$WORK/stats/stats.%p.json" LD_PRELOAD="$SHIM"
 check "dd under dontcache identical to a run without the shim" [ "$(sha256sum <"$out")" = "$want" ]
-dontcache_bytes=$("$PY" -c "import glob, json, sys; print(sum(json.load(open(p))['write']['dontcache']['bytes'] for p in glob.glob(sys.argv[1] + '/stats.*.json')))" "$WORK/stats")
+dontcache_bytes=$(stat_sum write.dontcache.bytes)
 if refuses dontcache; then
   check "RWF_DONTCACHE refused here: the fallback was counted, no dontcache byte" \
     test "$(fallbacks dontcache_refused)" -gt 0 -a "$dontcache_bytes" -eq 0

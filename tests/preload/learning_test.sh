@@ -12,29 +12,15 @@ set -u
 MiB=1048576
 count=256
 mkdir -p "$WORK/state"
-HYBRIDIO_POLICY=hybrid HYBRIDIO_LEARN=on HYBRIDIO_STATE_DIR="$WORK/state" HYBRIDIO_STATS="$WORK/stats.json" \
-  HYBRIDIO_TRACE="$WORK/trace" LD_PRELOAD="$SHIM" \
+shim hybrid env HYBRIDIO_LEARN=on HYBRIDIO_STATE_DIR="$WORK/state" HYBRIDIO_TRACE="$WORK/trace" \
   dd if=/dev/zero of="$WORK/f" bs=4M count=$count conv=fsync status=none
 check "dd wrote $count MiB x 4 under the shim" test "$(stat -c %s "$WORK/f")" -eq $((count * 4 * MiB))
 check "the file holds dd's bytes (zeros)" cmp -n $((count * 4 * MiB)) "$WORK/f" /dev/zero
 
-# stat NAME: a counter of the stats file, by dotted path.
-stat_of() {
-  "$PY" - "$WORK/stats.json" "$1" <<'PYEOF'
-import json, sys
-value = json.load(open(sys.argv[1]))
-for key in sys.argv[2].split("."):
-    value = value.get(key, 0) if isinstance(value, dict) else 0
-print(value)
-PYEOF
-}
-expect() {  # expect "what" VALUE TEST N
-  if [ "$2" "$3" "$4" ] 2>/dev/null; then ok "$1 ($2)"; else not_ok "$1: want $3 $4, got $2"; fi
-}
-explored=$(( $(stat_of learned.explored_buffered) + $(stat_of learned.explored_direct) + $(stat_of learned.explored_dontcache) ))
-expect "the writes were measured (learned.samples)" "$(stat_of learned.samples)" -gt $((count / 2))
-expect "dd's fsync was seen (fsyncs)" "$(stat_of fsyncs)" -eq 1
-expect "and charged to the writes it flushed (learned.deferred)" "$(stat_of learned.deferred)" -eq 1
+explored=$(stat_sum learned.explored_buffered learned.explored_direct learned.explored_dontcache)
+expect "the writes were measured (learned.samples)" "$(stat_sum learned.samples)" -gt $((count / 2))
+expect "dd's fsync was seen (fsyncs)" "$(stat_sum fsyncs)" -eq 1
+expect "and charged to the writes it flushed (learned.deferred)" "$(stat_sum learned.deferred)" -eq 1
 expect "the stream explored other paths (bytes)" "$explored" -gt 0
 expect "within 5 % of its bytes" "$((explored * 100 / (count * 4 * MiB)))" -lt 5
 explored_lines=$(grep -c "rule=explored" "$WORK/trace")

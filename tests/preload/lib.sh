@@ -41,29 +41,27 @@ shim() {
   env $(variant_env "$variant") HYBRIDIO_STATS="$WORK/stats/stats.%p.json" LD_PRELOAD="$SHIM" "$@"
 }
 
-# direct_bytes OP: direct bytes (OP = read|write) in the stats since the last reset_stats.
-direct_bytes() {
-  "$PY" - "$WORK/stats" "$1" <<'PYEOF'
+# stat_sum NAME...: the sum, over the processes' stats files since the last
+# reset_stats, of the counters NAME (dotted paths: write.direct.bytes,
+# learned.samples, fallbacks.dontcache_refused; a missing one counts 0).
+stat_sum() {
+  "$PY" - "$WORK/stats" "$@" <<'PYEOF'
 import glob, json, sys
-total = 0
-for path in glob.glob(sys.argv[1] + "/stats.*.json"):
-    with open(path) as f:
-        total += json.load(f)[sys.argv[2]]["direct"]["bytes"]
-print(total)
+def counter(stats, name):
+    for key in name.split("."):
+        stats = stats.get(key, 0) if isinstance(stats, dict) else 0
+    return stats
+print(sum(counter(json.load(open(p)), n) for p in glob.glob(sys.argv[1] + "/stats.*.json") for n in sys.argv[2:]))
 PYEOF
 }
+# direct_bytes OP: direct bytes (OP = read|write) in the stats since the last reset_stats.
+direct_bytes() { stat_sum "$1.direct.bytes"; }
 reset_stats() { rm -rf "$WORK/stats"; }
 has_direct() { [ "$(direct_bytes "$1")" -gt 0 ]; }
 
 # fallbacks NAME...: the sum of the stats' fallbacks.NAME counters (direct_open_refused,
 # direct_io_refused, dontcache_refused) since the last reset_stats.
-fallbacks() {
-  "$PY" - "$WORK/stats" "$@" <<'PYEOF'
-import glob, json, sys
-print(sum(json.load(open(p)).get("fallbacks", {}).get(n, 0)
-          for p in glob.glob(sys.argv[1] + "/stats.*.json") for n in sys.argv[2:]))
-PYEOF
-}
+fallbacks() { stat_sum "${@/#/fallbacks.}"; }
 # refuses odirect|dontcache: true when the filesystem under $WORK refuses
 # O_DIRECT opens or RWF_DONTCACHE writes (asked with plain system calls).
 refuses() {
@@ -98,6 +96,11 @@ took_direct() {
   else
     has_direct "$1"
   fi
+}
+
+# expect "what" VALUE TEST N: ok when [ VALUE TEST N ] holds (TEST: -eq, -ge, -lt, ...).
+expect() {
+  if [ "$2" "$3" "$4" ] 2>/dev/null; then ok "$1 ($2)"; else not_ok "$1: want $3 $4, got $2"; fi
 }
 
 finish() {

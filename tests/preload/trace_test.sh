@@ -22,7 +22,7 @@ PYEOF
 expect_lines() {  # expect_lines "what" TRACE OP TEST N: the count of 4 MiB OP lines is TEST (-eq, -ge) N
   local got
   got=$(lines "$2" "$3" 2>&1)
-  if [ "${got%% *}" "$4" "$5" ] 2>/dev/null; then ok "$1 ($got)"; else not_ok "$1: want $4 $5, got $got"; fi
+  expect "$1 [${got#* }]" "${got%% *}" "$4" "$5"
 }
 
 for policy in hybrid dontcache direct; do
