@@ -6,9 +6,11 @@
 #   bench/shim/ab_fio.sh A_SHIM B_SHIM DIR [ROUNDS] [SIZE] [BS]
 #
 # Writes: a new file every time (fsync inside the timing).  Reads: one file,
-# caches dropped before every read (root), HYBRIDIO_READ_THRESHOLD=BS so the
-# reads are direct-bound.  Prints one line per run ("phase variant GB/s"),
-# then the medians and the per-round B/A ratios.  SIZE should exceed the
+# caches dropped before every read (root), on the shim's defaults; settings
+# the caller exports apply to both shims (runs up to 2026-11-27 set
+# HYBRIDIO_READ_THRESHOLD=BS here: their reads were not on defaults).
+# Prints one line per run ("phase variant GB/s"), then the medians and the
+# per-round B/A ratios.  SIZE should exceed the
 # dirty limit (20 % of RAM) for writes that show writeback.
 set -euo pipefail
 A=${1:?A_SHIM}; B=${2:?B_SHIM}; DIR=${3:?DIR}
@@ -29,8 +31,8 @@ for round in $(seq "$ROUNDS"); do
   for v in a b ceiling; do
     sync; echo 3 > /proc/sys/vm/drop_caches
     case $v in
-      a) echo "read a $(HYBRIDIO_READ_THRESHOLD=$BS LD_PRELOAD=$A job --rw=read --ioengine=psync)" ;;
-      b) echo "read b $(HYBRIDIO_READ_THRESHOLD=$BS LD_PRELOAD=$B job --rw=read --ioengine=psync)" ;;
+      a) echo "read a $(LD_PRELOAD=$A job --rw=read --ioengine=psync)" ;;
+      b) echo "read b $(LD_PRELOAD=$B job --rw=read --ioengine=psync)" ;;
       ceiling) echo "read ceiling $(job --rw=read --ioengine=io_uring --iodepth=8 --direct=1)" ;;
     esac
   done
