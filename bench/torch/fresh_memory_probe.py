@@ -12,7 +12,8 @@ probe separates the paths, in rounds with the order rotated:
   fill       no I/O: new mappings filled from a warm 1 MiB buffer in user space (page faults)
   populate   no I/O: MADV_POPULATE_WRITE on each new mapping, then the same fill
 
-Every read mode starts with the page cache dropped (root).  Prints GB/s per round and the median.
+Every read mode starts cold (bench/page_cache.py: the whole page cache dropped when root, the
+file's pages in any case).  Prints GB/s per round and the median.
 
 Usage: fresh_memory_probe.py --file PATH [--size 2G] [--call 128M] [--rounds 3]
        (PATH is created, from /dev/urandom, when it is missing or smaller than --size)
@@ -24,15 +25,15 @@ import statistics
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from compare import parse_size  # noqa: E402  (bench/torch/compare.py, torch-free)
+from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
+
 RWF_DONTCACHE = 0x80          # linux/fs.h; Python 3.11 has no constant for it
 MADV_POPULATE_WRITE = 23      # linux/mman.h, Linux 5.14+
 FILL_CHUNK = 1 << 20
-UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def parse_size(text):
-    unit = text[-1].upper()
-    return int(float(text[:-1]) * UNITS[unit]) if unit in UNITS else int(text)
 
 
 def ensure_file(path, size):
@@ -48,14 +49,8 @@ def ensure_file(path, size):
         os.fsync(dst.fileno())
 
 
-def drop_caches():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3")
-
-
 def timed_reads(path, size, call, mode):
-    drop_caches()
+    drop_caches(path)
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if mode == "direct" else 0))
     maps = []
     try:
@@ -101,8 +96,6 @@ def main():
     args = ap.parse_args()
     if args.call < FILL_CHUNK or args.call % FILL_CHUNK or args.size % args.call or args.rounds < 1:
         sys.exit("fresh_memory_probe: --call must be a multiple of 1M that divides --size; --rounds >= 1")
-    if os.geteuid() != 0:
-        sys.exit("fresh_memory_probe: run as root (cold reads need drop_caches)")
     ensure_file(args.file, args.size)
     warm = mmap.mmap(-1, FILL_CHUNK)
     warm.write(b"\1" * FILL_CHUNK)
