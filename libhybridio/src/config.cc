@@ -114,6 +114,8 @@ constexpr Setting kSettings[] = {
      "hybrid, learning: off the page cache, writes start uncached (RWF_DONTCACHE) and go direct once direct is measured clearly cheaper at their size (off: direct until uncached is)"},
     {"learn_pipelined_reads", Kind::kBool, CONFIG_FIELD(learn_pipelined_reads), none(),
      "hybrid, learning: a cold sequential read stream of a file with 64M or more left goes direct through the read-ahead pipeline from 64K calls up, until buffered is measured clearly cheaper at their size (off: from stream_threshold)"},
+    {"learn_uncached_random_reads", Kind::kBool, CONFIG_FIELD(learn_uncached_random_reads), none(),
+     "hybrid, learning: a read of a file read at random (no stream before it) that is large enough to leave the page cache goes uncached (RWF_DONTCACHE) until its size is measured both ways (off: direct, as configured)"},
     {"learn_confirm", Kind::kSize, CONFIG_FIELD(learn_confirm), none(),
      "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),

@@ -210,6 +210,7 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 
 uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
+  first_request_.store(prev_end == ~0ULL, std::memory_order_relaxed);
   const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
   if (run == 0 && prev_end != ~0ULL)
     lone_stream_before_.store(stream_run_.load(std::memory_order_relaxed) == 0, std::memory_order_relaxed);

@@ -194,6 +194,10 @@ class File {
   // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
   bool read_pipeline(const hio_request& req);
   bool long_read_stream(const hio_request& req);
+  // Whether `req` is a read of a file read at random, which goes uncached
+  // off the cache until its class is measured (LearnTuning::
+  // uncached_random_reads_first).
+  bool read_at_random(const hio_request& req) const;
   // Whether a run of `run_len` bytes through the cache, due now in a read
   // stream served by its window, waits for the file's last `run_len` bytes
   // (the window then reads no further than where they start); `first_look`:
@@ -220,6 +224,7 @@ class File {
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<bool> lone_stream_before_{false};  // the stream before this one was one request: random access
+  std::atomic<bool> first_request_{true};        // the latest request was the file's first one
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   // How the read stream began: its first large request not come yet, or
   // it found little (kCold) or much (kCached) of its range cached.

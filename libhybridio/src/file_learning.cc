@@ -62,7 +62,8 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   const PackedVerdicts v = fs.verdicts[req.op].load(std::memory_order_relaxed);
   const bool uncached_first = req.op == HIO_OP_WRITE && rt_.learned()->tuning().uncached_writes_first;
   const bool pipelined_first = req.op == HIO_OP_READ && long_read_stream(req);
-  if (v == 0 && !uncached_first && !pipelined_first) return base;
+  const bool random_uncached = req.op == HIO_OP_READ && read_at_random(req);
+  if (v == 0 && !uncached_first && !pipelined_first && !random_uncached) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
     learned->write_threshold = learned_threshold(v, base.write_threshold);
@@ -89,12 +90,33 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
       read_stream_path_.store(judged, std::memory_order_relaxed);
     else
       uncached = current == StreamPath::kUncached;
+    // A read at random has no stream to keep on one path: it goes as its
+    // own class was measured, uncached until then.
+    if (random_uncached && !measured_off_cache(v, c)) uncached = true;
   }
   if (uncached) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
   const bool moved = learned->write_threshold != base.write_threshold ||
                      learned->stream_threshold != base.stream_threshold ||
                      learned->read_threshold != base.read_threshold;
   return moved || (req.file_flags & HIO_FILE_PREFER_DONTCACHE) ? *learned : base;
+}
+
+bool File::read_at_random(const hio_request& req) const {
+  // The request starts no stream, and the one before it was a lone request
+  // too, or there was none and it does not start at the file's beginning,
+  // where a restore's stream starts.  Uncached needs the kernel's
+  // RWF_DONTCACHE.
+  if (!rt_.learned()->tuning().uncached_random_reads_first || req.seq_run != 0 ||
+      !(req.file_flags & HIO_FILE_DONTCACHE_OK))
+    return false;
+  // A request the stream was extended with (describe()) finds the answer
+  // in lone_stream_before_; a plan (the shim's, not extended until it is
+  // executed) in the stream as the request before it left it.
+  const uint64_t end = stream_end_.load(std::memory_order_relaxed);
+  if (end == req.offset + req.length)
+    return first_request_.load(std::memory_order_relaxed) ? req.offset != 0
+                                                          : lone_stream_before_.load(std::memory_order_relaxed);
+  return end == ~0ULL ? req.offset != 0 : stream_run_.load(std::memory_order_relaxed) == 0;
 }
 
 bool File::long_read_stream(const hio_request& req) {

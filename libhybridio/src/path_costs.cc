@@ -34,9 +34,11 @@ Verdict verdict_of(PackedVerdicts v, int c) { return static_cast<Verdict>((v >> 
 
 bool prefers_dontcache(PackedVerdicts v, int c) { return (v >> (32 + c)) & 1; }
 
+bool measured_off_cache(PackedVerdicts v, int c) { return (v >> (48 + c)) & 1; }
+
 bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise) {
   for (int k = c; k >= 0; --k)
-    if ((v >> (48 + k)) & 1) return prefers_dontcache(v, k);
+    if (measured_off_cache(v, k)) return prefers_dontcache(v, k);
   return otherwise;
 }
 

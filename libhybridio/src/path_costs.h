@@ -105,6 +105,21 @@ struct LearnTuning {
   // (2.43-2.73 against 1.4-2.4) - docs/performance.md, eleventh session.
   bool pipelined_reads_first = true;
   uint64_t pipelined_reads_min_left = 64ULL << 20;
+  // A read of a file read at random (it starts no stream, and neither did
+  // the read before it: no read-ahead window serves it) that the size rules
+  // send off the cache goes uncached while its class has no preference
+  // measured both ways; false: direct, as configured.  Such reads come one
+  // at a time and large (torch.load reads each record of a checkpoint
+  // with one call, in key order, not file order), too few to explore: a
+  // 2 GiB state dict is 14 calls of 64-256 MiB, whose 3 % share never
+  // pays for one look.  Uncached won every such case measured on the
+  // development VM: isolated 128 MiB reads into a reused aligned buffer
+  // 2.49 GB/s against direct's 1.99, into a misaligned one (bounced)
+  // 2.62 against 2.59, and a cold torch.load into fresh memory 1.75-1.82
+  // against 1.17-1.35 (direct copies into the caller's pages page by page;
+  // the kernel recycles the pages uncached reads free) - docs/performance.md,
+  // seventeenth session.
+  bool uncached_random_reads_first = true;
   // A measured verdict (or a measured uncached/direct preference) moves
   // only once the other side has been clearly cheaper for this many bytes
   // of the class's samples more than the side in use was cheaper.  The
@@ -139,6 +154,9 @@ enum class Verdict : uint8_t { kUnknown = 0, kBuffered = 1, kOffcache = 2 };
 using PackedVerdicts = uint64_t;
 Verdict verdict_of(PackedVerdicts v, int c);
 bool prefers_dontcache(PackedVerdicts v, int c);
+// Whether class `c` was measured both ways off the cache, so that its
+// uncached preference is its own.
+bool measured_off_cache(PackedVerdicts v, int c);
 // Off the cache, whether requests of class `c` go uncached: the class's own
 // preference once both paths are measured in it, else that of the nearest
 // smaller class where they are, else `otherwise`.  A stream through the cache goes at the

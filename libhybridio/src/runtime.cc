@@ -34,6 +34,7 @@ Runtime::Runtime() {
     tuning.damping = config_.learn_damping;
     tuning.uncached_writes_first = config_.learn_uncached_writes;
     tuning.pipelined_reads_first = config_.learn_pipelined_reads;
+    tuning.uncached_random_reads_first = config_.learn_uncached_random_reads;
     tuning.move_confirm_bytes = config_.learn_confirm;
     try {
       learned_ = new PathCosts(tuning, learned_state_dir(config_.state_dir));
