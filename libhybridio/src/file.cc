@@ -210,10 +210,12 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 
 uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
-  first_request_.store(prev_end == ~0ULL, std::memory_order_relaxed);
   const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
-  if (run == 0 && prev_end != ~0ULL)
-    lone_stream_before_.store(stream_run_.load(std::memory_order_relaxed) == 0, std::memory_order_relaxed);
+  if (run == 0 && prev_end != ~0ULL) {
+    const uint32_t before = stream_run_.load(std::memory_order_relaxed);
+    lone_stream_before_.store(before == 0, std::memory_order_relaxed);
+    stream_before_run_.store(before, std::memory_order_relaxed);
+  }
   stream_run_.store(run, std::memory_order_relaxed);
   return run;
 }
@@ -239,6 +241,7 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   if (req.op == HIO_OP_READ && req.seq_run == 0) {
     read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
     read_stream_length_.store(StreamLength::kUnjudged, std::memory_order_relaxed);
+    judge_random_stream(req, base.stream_min_run);
     ra_explore_at_.store(~0ULL, std::memory_order_relaxed);
   }
   // Learned thresholds: the measured ones of this file's filesystem, when

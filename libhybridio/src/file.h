@@ -196,8 +196,11 @@ class File {
   bool long_read_stream(const hio_request& req);
   // Whether `req` is a read of a file read at random, which goes uncached
   // off the cache until its class is measured (LearnTuning::
-  // uncached_random_reads_first).
-  bool read_at_random(const hio_request& req) const;
+  // uncached_random_reads_first): the stream it belongs to began at random
+  // (judge_random_stream(), at its first request) and is not yet long
+  // enough for a read-ahead window.
+  bool read_at_random(const hio_request& req, uint32_t stream_min_run) const;
+  void judge_random_stream(const hio_request& req, uint32_t stream_min_run);
   // Whether a run of `run_len` bytes through the cache, due now in a read
   // stream served by its window, waits for the file's last `run_len` bytes
   // (the window then reads no further than where they start); `first_look`:
@@ -224,7 +227,9 @@ class File {
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
   std::atomic<bool> lone_stream_before_{false};  // the stream before this one was one request: random access
-  std::atomic<bool> first_request_{true};        // the latest request was the file's first one
+  static constexpr uint32_t kNoStream = ~0u;
+  std::atomic<uint32_t> stream_before_run_{kNoStream};  // stream_run_ of the stream before the current one
+  std::atomic<bool> random_stream_{false};              // the current read stream began at random
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   // How the read stream began: its first large request not come yet, or
   // it found little (kCold) or much (kCached) of its range cached.

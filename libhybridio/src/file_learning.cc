@@ -62,7 +62,7 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   const PackedVerdicts v = fs.verdicts[req.op].load(std::memory_order_relaxed);
   const bool uncached_first = req.op == HIO_OP_WRITE && rt_.learned()->tuning().uncached_writes_first;
   const bool pipelined_first = req.op == HIO_OP_READ && long_read_stream(req);
-  const bool random_uncached = req.op == HIO_OP_READ && read_at_random(req);
+  const bool random_uncached = req.op == HIO_OP_READ && read_at_random(req, base.stream_min_run);
   if (v == 0 && !uncached_first && !pipelined_first && !random_uncached) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
@@ -101,22 +101,28 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   return moved || (req.file_flags & HIO_FILE_PREFER_DONTCACHE) ? *learned : base;
 }
 
-bool File::read_at_random(const hio_request& req) const {
-  // The request starts no stream, and the one before it was a lone request
-  // too, or there was none and it does not start at the file's beginning,
-  // where a restore's stream starts.  Uncached needs the kernel's
-  // RWF_DONTCACHE.
-  if (!rt_.learned()->tuning().uncached_random_reads_first || req.seq_run != 0 ||
-      !(req.file_flags & HIO_FILE_DONTCACHE_OK))
-    return false;
-  // A request the stream was extended with (describe()) finds the answer
-  // in lone_stream_before_; a plan (the shim's, not extended until it is
-  // executed) in the stream as the request before it left it.
+bool File::read_at_random(const hio_request& req, uint32_t stream_min_run) const {
+  return rt_.learned()->tuning().uncached_random_reads_first && (req.file_flags & HIO_FILE_DONTCACHE_OK) &&
+         req.seq_run < stream_min_run && random_stream_.load(std::memory_order_relaxed);
+}
+
+void File::judge_random_stream(const hio_request& req, uint32_t stream_min_run) {
+  // The stream before this one: describe() extended the stream with a
+  // request before it is decided, a plan (the shim's) only once it has
+  // been executed.
   const uint64_t end = stream_end_.load(std::memory_order_relaxed);
-  if (end == req.offset + req.length)
-    return first_request_.load(std::memory_order_relaxed) ? req.offset != 0
-                                                          : lone_stream_before_.load(std::memory_order_relaxed);
-  return end == ~0ULL ? req.offset != 0 : stream_run_.load(std::memory_order_relaxed) == 0;
+  const uint32_t before = end == req.offset + req.length ? stream_before_run_.load(std::memory_order_relaxed)
+                          : end == ~0ULL                 ? kNoStream
+                                                         : stream_run_.load(std::memory_order_relaxed);
+  // Read at random: not from the file's beginning, where a restore's (or
+  // a copy's) stream starts, and the stream before was one request, or
+  // began at random and ended before a read-ahead window could serve it (a
+  // shuffle of blocks puts some side by side), or there was none.
+  const bool random =
+      req.offset != 0 &&
+      (before == kNoStream || before == 0 ||
+       (before < stream_min_run && random_stream_.load(std::memory_order_relaxed)));
+  random_stream_.store(random, std::memory_order_relaxed);
 }
 
 bool File::long_read_stream(const hio_request& req) {
