@@ -105,19 +105,20 @@ struct LearnTuning {
   // (2.43-2.73 against 1.4-2.4) - docs/performance.md, eleventh session.
   bool pipelined_reads_first = true;
   uint64_t pipelined_reads_min_left = 64ULL << 20;
-  // A read of a file read at random (it starts no stream, and neither did
-  // the read before it: no read-ahead window serves it) that the size rules
-  // send off the cache goes uncached while its class has no preference
-  // measured both ways; false: direct, as configured.  Such reads come one
-  // at a time and large (torch.load reads each record of a checkpoint
-  // with one call, in key order, not file order), too few to explore: a
-  // 2 GiB state dict is 14 calls of 64-256 MiB, whose 3 % share never
-  // pays for one look.  Uncached won every such case measured on the
-  // development VM: isolated 128 MiB reads into a reused aligned buffer
-  // 2.49 GB/s against direct's 1.99, into a misaligned one (bounced)
-  // 2.62 against 2.59, and a cold torch.load into fresh memory 1.75-1.82
-  // against 1.17-1.35 (direct copies into the caller's pages page by page;
-  // the kernel recycles the pages uncached reads free) - docs/performance.md,
+  // The reads of a stream that began at random (File::judge_random_stream:
+  // not at offset 0, after a stream of one request, or none, or a short one
+  // that began at random), until a read-ahead window could serve it, go
+  // uncached when the size rules send them off the cache, while their class
+  // has no uncached/direct preference measured both ways; false: direct, as
+  // configured.  Such reads come one at a time and large (torch.load reads
+  // each record of a checkpoint with one call, in key order, not file
+  // order), too few to explore: a 2 GiB state dict is 14 calls of 64-256
+  // MiB, whose 3 % share never pays for one look.  Uncached beat direct in
+  // every such case measured on the development VM: isolated 128 MiB reads
+  // into a reused buffer 2.3-2.7 GB/s against 1.1-2.6, and a cold torch.load
+  // into fresh memory 1.69-1.83 against 1.14-1.41 (a bounced direct body is
+  // copied into the caller's new pages one page at a time; the kernel's
+  // copy lands in the pages uncached reads free) - docs/performance.md,
   // seventeenth session.
   bool uncached_random_reads_first = true;
   // A measured verdict (or a measured uncached/direct preference) moves
