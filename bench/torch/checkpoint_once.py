@@ -17,10 +17,9 @@ from page_cache import drop_caches, warm_page_cache_memory  # noqa: E402  (bench
 import torch  # noqa: E402
 
 
-def main():
-    directory, size = sys.argv[1], int(sys.argv[2])
-    warm_up = "--no-warm-up" not in sys.argv[3:]
-    # Tensors of 64 MiB to 256 MiB, like the layers of a large model, plus small ones.
+def state_dict(size):
+    """About `size` bytes of tensors of 64 MiB to 256 MiB, like the layers of a large model,
+    plus small ones: layer i's weight is all i, its bias all -i."""
     sd, left, i = {}, size, 0
     while left > 0:
         n = min(left, (64 << 20) * (1 + i % 4)) // 4
@@ -28,6 +27,13 @@ def main():
         sd[f"layer{i}.bias"] = torch.full((1000 + i,), float(-i))
         left -= n * 4
         i += 1
+    return sd
+
+
+def main():
+    directory, size = sys.argv[1], int(sys.argv[2])
+    warm_up = "--no-warm-up" not in sys.argv[3:]
+    sd = state_dict(size)
     path = os.path.join(directory, f"ckpt.{os.getpid()}.pt")
     warm = warm_page_cache_memory(directory, size) if warm_up else ""
     t0 = time.perf_counter()

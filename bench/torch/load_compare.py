@@ -6,7 +6,7 @@ seventeenth session), so every load runs in a process of its own, from a cold pa
 with the variants rotated round by round.  --warm-up brings page-cache memory to the same
 state before each load first (bench/page_cache.py), as compare.py does; without it a load
 finds the memory the previous process left.  The state dict is saved once, without the
-shim, like checkpoint_once.py's (tensors of 64-256 MiB and small ones); every load is
+shim, as checkpoint_once.py builds it (tensors of 64-256 MiB and small ones); every load is
 checked against it by shape and a sample of values.
 
 Prints GB/s per round and the median per variant; --json writes them too.
@@ -29,18 +29,6 @@ from compare import parse_size  # noqa: E402  (bench/torch/compare.py, torch-fre
 from page_cache import drop_caches, warm_page_cache_memory  # noqa: E402  (bench/page_cache.py)
 
 
-def state_dict(size):
-    import torch
-    sd, left, i = {}, size, 0
-    while left > 0:
-        n = min(left, (64 << 20) * (1 + i % 4)) // 4
-        sd[f"layer{i}.weight"] = torch.full((max(n, 1),), float(i))
-        sd[f"layer{i}.bias"] = torch.full((1000 + i,), float(-i))
-        left -= n * 4
-        i += 1
-    return sd
-
-
 def load_once(path, warm_up):
     """The child: one timed cold load; prints one JSON line."""
     import torch
@@ -49,7 +37,7 @@ def load_once(path, warm_up):
     t0 = time.perf_counter()
     sd = torch.load(path)
     seconds = time.perf_counter() - t0
-    # As written by state_dict(): layer i's weight is all i, its bias all -i.
+    # As checkpoint_once.state_dict() made it: layer i's weight is all i, its bias all -i.
     ok = all(t.numel() > 0 and float(t[0]) == float(t[-1]) == (i if k.endswith("weight") else -i)
              for k, t in sd.items() for i in [int(k[5:k.index(".")])])
     print(json.dumps({"seconds": seconds, "gbps": os.path.getsize(path) / seconds / 1e9, "cold": cold,
@@ -81,6 +69,7 @@ def main():
     variants = ["plain"] + policies
     path = os.path.join(args.dir, f"load-compare.{os.getpid()}.pt")
     import torch
+    from checkpoint_once import state_dict  # the same state dict as compare.py's runs
     torch.save(state_dict(args.size), path)
     runs = {v: [] for v in variants}
     try:
