@@ -211,11 +211,8 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
   const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
-  if (run == 0 && prev_end != ~0ULL) {
-    const uint32_t before = stream_run_.load(std::memory_order_relaxed);
-    lone_stream_before_.store(before == 0, std::memory_order_relaxed);
-    stream_before_run_.store(before, std::memory_order_relaxed);
-  }
+  if (run == 0 && prev_end != ~0ULL)
+    stream_before_run_.store(stream_run_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   stream_run_.store(run, std::memory_order_relaxed);
   return run;
 }

@@ -226,9 +226,9 @@ class File {
   std::atomic<bool> mapped_{false};
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
-  std::atomic<bool> lone_stream_before_{false};  // the stream before this one was one request: random access
   static constexpr uint32_t kNoStream = ~0u;
-  std::atomic<uint32_t> stream_before_run_{kNoStream};  // stream_run_ of the stream before the current one
+  // stream_run_ of the stream before the current one (0: it was one request - random access).
+  std::atomic<uint32_t> stream_before_run_{kNoStream};
   std::atomic<bool> random_stream_{false};              // the current read stream began at random
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   // How the read stream began: its first large request not come yet, or

@@ -138,7 +138,7 @@ bool File::long_read_stream(const hio_request& req) {
     // sixth of one from the cache.
     length = StreamLength::kShort;
     struct stat st;
-    if (req.seq_run == 0 && !lone_stream_before_.load(std::memory_order_relaxed) && sys().fstat(fd_, &st) == 0 &&
+    if (req.seq_run == 0 && stream_before_run_.load(std::memory_order_relaxed) != 0 && sys().fstat(fd_, &st) == 0 &&
         static_cast<uint64_t>(st.st_size) >= req.offset + learned.tuning().pipelined_reads_min_left)
       length = StreamLength::kLong;
     read_stream_length_.store(length, std::memory_order_relaxed);

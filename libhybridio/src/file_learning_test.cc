@@ -366,10 +366,10 @@ TEST_F(FileLearning, ReadsOfAFileReadAtRandomGoUncachedUntilTheirSizeIsMeasured)
   // start at the file's beginning, and two that lie side by side (a
   // stream too short for a window), and the one after them; not the one
   // at offset 0, where a restore's stream starts.  A sequential stream of
-  // the same file is not read at random.  What the
-  // kernel reads ahead behind each record (8 MiB on the development VM),
-  // where it is not in flight still, is dropped before the next: a record
-  // half cached stays in the cache (read_cached), whatever else.
+  // the same file is not read at random.  What the kernel reads ahead
+  // behind each record (8 MiB on the development VM), where it is not in
+  // flight still, is dropped before the next: a record half cached stays
+  // in the cache (read_cached), whatever else.
   constexpr size_t kRecords = 8, kRecord = 32 * M;
   const std::vector<char> data = pattern(kRecords * kRecord, 19);
   hio_file* f = nullptr;
