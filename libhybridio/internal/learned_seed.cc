@@ -67,16 +67,17 @@ std::string seed_learned(const std::string& dir, const std::vector<CalibrationPo
       return "";
     }
     const uint32_t samples = rt.learned() ? rt.learned()->tuning().damping : LearnTuning().damping;
-    FsCosts costs;
+    // Calibration measures streams; what reads at random learned is kept.
+    FsCostSet costs;
     if (fs) {
       std::lock_guard<std::mutex> lock(fs->mu);
-      apply(fs->costs, points, samples);
+      apply(fs->costs.streams, points, samples);
       fs->publish();
       costs = fs->costs;
       fs->costs.clear_dirty();  // written now; exit writes it again only after new samples
     } else {
       load_learned(state, key, &costs);
-      apply(costs, points, samples);
+      apply(costs.streams, points, samples);
     }
     if (int err = save_learned(state, key, costs)) {
       *error = state + "/" + key + ": " + strerror(-err);

@@ -115,7 +115,7 @@ constexpr Setting kSettings[] = {
     {"learn_pipelined_reads", Kind::kBool, CONFIG_FIELD(learn_pipelined_reads), none(),
      "hybrid, learning: a cold sequential read stream of a file with 64M or more left goes direct through the read-ahead pipeline from 64K calls up, until buffered is measured clearly cheaper at their size (off: from stream_threshold)"},
     {"learn_uncached_random_reads", Kind::kBool, CONFIG_FIELD(learn_uncached_random_reads), none(),
-     "hybrid, learning: the reads of a stream that began at random (not at offset 0, after a stream of one request or none, or after a short one that began at random), until a read-ahead window could serve it, go uncached (RWF_DONTCACHE) when large enough to leave the page cache, until their size is measured both ways (off: direct, as configured)"},
+     "hybrid, learning: the reads of a stream that began at random (not at offset 0, after a stream of one request or none, or after a short one that began at random), until a read-ahead window could serve it, go uncached (RWF_DONTCACHE) when large enough to leave the page cache, until their size is measured both ways as reads at random, which are learned apart from streams (off: direct, as configured)"},
     {"learn_confirm", Kind::kSize, CONFIG_FIELD(learn_confirm), none(),
      "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),

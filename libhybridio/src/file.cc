@@ -244,10 +244,11 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.
   LearnedFs* fs = learning_for(base, req);
+  const bool at_random = fs && reads_at_random(req);
   hio_policy_config learned;
-  const hio_policy_config& cfg = fs ? steer(*fs, base, req, &learned) : base;
+  const hio_policy_config& cfg = fs ? steer(*fs, base, req, &learned, at_random) : base;
   hio_decision d = decide_with(cfg, req, probed);
-  if (fs) d = settle(*fs, base, cfg, req, d, probed, may_explore);
+  if (fs) d = settle(*fs, base, cfg, req, d, probed, may_explore, at_random);
   return d;
 }
 
@@ -327,7 +328,7 @@ File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset, b
 void File::trace(const hio_request& req, const hio_decision& d) {
   if (!rt_.trace().enabled()) return;
   const bool measured = d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED;
-  rt_.trace().record(fd_, req, d, measured ? estimate_note(req.op, req.length) : "");
+  rt_.trace().record(fd_, req, d, measured ? estimate_note(req) : "");
 }
 
 void File::finish_passthrough(const Plan& plan, uint64_t bytes) {

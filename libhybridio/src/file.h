@@ -147,12 +147,14 @@ class File {
   // thresholds in *learned (returned), or `base` itself when measurements
   // move nothing; sets HIO_FILE_PREFER_DONTCACHE where uncached measured best
   // (a read stream: where it did for the stream's first learned request).
+  // `at_random`: reads_at_random(req), decided by what reads at random measured.
   const hio_policy_config& steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
-                                 hio_policy_config* learned);
+                                 hio_policy_config* learned, bool at_random);
   // After the decision under `cfg`: labels it learned when the measurements
-  // changed its path, and spends exploration credit on it when due.
+  // changed its path, and spends exploration credit on it when due (that
+  // of reads at random when `at_random`).
   hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
-                      hio_decision d, bool& probed, bool may_explore);
+                      hio_decision d, bool& probed, bool may_explore, bool at_random);
   // Whether the execution of (req, d) is a sample of its path's cold cost
   // (a buffered read of cached pages is not, nor the first request of a
   // stream after a switch of path).
@@ -163,8 +165,9 @@ class File {
   // A sync or close that took `ns`: charged to the buffered and uncached
   // bytes written since the previous one.
   void charge_flush(uint64_t ns);
-  // "4M:buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
-  std::string estimate_note(hio_op op, uint64_t len);
+  // "4M,buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace
+  // ("randread:128M,..." for a read at random).
+  std::string estimate_note(const hio_request& req);
   // The trace's line for a decision, with the estimate behind a learned or explored one.
   void trace(const hio_request& req, const hio_decision& d);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
@@ -194,12 +197,12 @@ class File {
   // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
   bool read_pipeline(const hio_request& req);
   bool long_read_stream(const hio_request& req);
-  // Whether `req` is a read of a file read at random, which goes uncached
-  // off the cache until its class is measured (LearnTuning::
-  // uncached_random_reads_first): the stream it belongs to began at random
-  // (judge_random_stream(), at its first request) and is not yet long
-  // enough for a read-ahead window.
-  bool read_at_random(const hio_request& req, uint32_t stream_min_run) const;
+  // Whether `req` is a read at random: the stream it belongs to began at
+  // random (judge_random_stream(), at its first request) and is not yet
+  // long enough for a read-ahead window.  Such reads are learned apart
+  // (FsCostSet::random_reads), and go uncached off the cache until their
+  // class is measured (LearnTuning::uncached_random_reads_first).
+  bool reads_at_random(const hio_request& req) const;
   void judge_random_stream(const hio_request& req, uint32_t stream_min_run);
   // Whether a run of `run_len` bytes through the cache, due now in a read
   // stream served by its window, waits for the file's last `run_len` bytes

@@ -57,12 +57,14 @@ LearnedFs* File::learning_for(const hio_policy_config& base, const hio_request& 
 }
 
 const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
-                                     hio_policy_config* learned) {
+                                     hio_policy_config* learned, bool at_random) {
   req.file_flags &= ~kLearnFlags;  // a cached-first rest arrives with its first part's
-  const PackedVerdicts v = fs.verdicts[req.op].load(std::memory_order_relaxed);
-  const bool uncached_first = req.op == HIO_OP_WRITE && rt_.learned()->tuning().uncached_writes_first;
+  const PackedVerdicts v = fs.verdicts_for(req.op, at_random);
+  const LearnTuning& tuning = rt_.learned()->tuning();
+  const bool uncached_first = req.op == HIO_OP_WRITE && tuning.uncached_writes_first;
   const bool pipelined_first = req.op == HIO_OP_READ && long_read_stream(req);
-  const bool random_uncached = req.op == HIO_OP_READ && read_at_random(req, base.stream_min_run);
+  const bool random_uncached =
+      at_random && tuning.uncached_random_reads_first && (req.file_flags & HIO_FILE_DONTCACHE_OK);
   if (v == 0 && !uncached_first && !pipelined_first && !random_uncached) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
@@ -78,7 +80,11 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   }
   const int c = size_class(req.length);
   bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c, uncached_first) : prefers_dontcache(v, c);
-  if (req.op == HIO_OP_READ) {
+  if (at_random) {
+    // A read at random has no stream to keep on one path: it goes as its
+    // own class was measured (as a read at random), uncached until then.
+    if (!measured_off_cache(v, c)) uncached = random_uncached;
+  } else if (req.op == HIO_OP_READ) {
     // One off-cache path per read stream, the one its first learned
     // request's class prefers: a restore of records of many sizes whose
     // classes went different ways switched between the direct read-ahead
@@ -90,9 +96,6 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
       read_stream_path_.store(judged, std::memory_order_relaxed);
     else
       uncached = current == StreamPath::kUncached;
-    // A read at random has no stream to keep on one path: it goes as its
-    // own class was measured, uncached until then.
-    if (random_uncached && !measured_off_cache(v, c)) uncached = true;
   }
   if (uncached) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
   const bool moved = learned->write_threshold != base.write_threshold ||
@@ -101,9 +104,9 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   return moved || (req.file_flags & HIO_FILE_PREFER_DONTCACHE) ? *learned : base;
 }
 
-bool File::read_at_random(const hio_request& req, uint32_t stream_min_run) const {
-  return rt_.learned()->tuning().uncached_random_reads_first && (req.file_flags & HIO_FILE_DONTCACHE_OK) &&
-         req.seq_run < stream_min_run && random_stream_.load(std::memory_order_relaxed);
+bool File::reads_at_random(const hio_request& req) const {
+  return req.op == HIO_OP_READ && req.seq_run < rt_.policy().stream_min_run &&
+         random_stream_.load(std::memory_order_relaxed);
 }
 
 void File::judge_random_stream(const hio_request& req, uint32_t stream_min_run) {
@@ -170,7 +173,7 @@ bool File::explores_at_file_end(const hio_request& req, uint64_t run_len, bool f
 }
 
 hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg,
-                          hio_request& req, hio_decision d, bool& probed, bool may_explore) {
+                          hio_request& req, hio_decision d, bool& probed, bool may_explore, bool at_random) {
   if (&cfg != &base && by_size(d.rule)) {
     // What the configured thresholds say, with the facts they would have
     // gathered (a probe if they send it direct): if the path differs, the
@@ -207,7 +210,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     {
       std::lock_guard<std::mutex> run_lock(run_mu_);
       const ExploreRun& run = runs_[HIO_OP_READ];
-      if (run.continues(req.offset, req.length, run.decided)) decided = run.decided;
+      if (run.continues(req.offset, req.length, run.decided, at_random)) decided = run.decided;
     }
     if (decided == HIO_PATH_COUNT && direct_if_uncached(req, &cold_rule)) decided = HIO_PATH_DIRECT;
   }
@@ -225,16 +228,17 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   bool starts_run = false;
   uint64_t run_len = 0;
   bool first_look = false;
+  FsCosts& costs = fs.costs.of(at_random);
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
     if (!lock.owns_lock()) return d;  // busy: this request neither earns nor spends
-    fs.costs.account(op, len, decided, dontcache_ok);
+    costs.account(op, len, decided, dontcache_ok);
     std::lock_guard<std::mutex> run_lock(run_mu_);
     ExploreRun& run = runs_[op];
-    if (run.continues(req.offset, len, decided)) {
+    if (run.continues(req.offset, len, decided, at_random)) {
       target = run.path;
     } else {
-      fs.costs.end_run(&run, op);
+      fs.costs.of(run.at_random).end_run(&run, op);
       // A run through the cache that the stream's window is draining for
       // (the hold below) had its time granted when the hold began: the
       // price moves with every new sample of the path in use, and a hold
@@ -244,11 +248,11 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       const bool draining = op == HIO_OP_READ && decided == HIO_PATH_DIRECT &&
                             (ra_hold_.load(std::memory_order_relaxed) ||
                              ra_explore_at_.load(std::memory_order_relaxed) != ~0ULL);
-      target = fs.costs.explore_target(op, len, decided, dontcache_ok, draining);
+      target = costs.explore_target(op, len, decided, dontcache_ok, draining);
       starts_run = target != HIO_PATH_COUNT;
       if (starts_run) {
-        run_len = fs.costs.run_bytes(op, len, target);
-        first_look = !fs.costs.known(op, size_class(len), target);
+        run_len = costs.run_bytes(op, len, target);
+        first_look = !costs.known(op, size_class(len), target);
       }
     }
   }
@@ -312,12 +316,13 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     std::lock_guard<std::mutex> lock(fs.mu);
     std::lock_guard<std::mutex> run_lock(run_mu_);
     if (explored.path != target) {
-      if (!starts_run) fs.costs.end_run(&runs_[op], op);
+      if (!starts_run) fs.costs.of(runs_[op].at_random).end_run(&runs_[op], op);
       return d;
     }
     ExploreRun& run = runs_[op];
     if (starts_run) {
-      fs.costs.start_run(&run, op, req.offset, len, target, decided);
+      costs.start_run(&run, op, req.offset, len, target, decided);
+      run.at_random = at_random;
       // A read run's start is not measured (ExploreRun::unmeasured_until):
       // an uncached one's over what the stream's readahead cached, a direct
       // one's first request (unless it is the whole run).
@@ -333,7 +338,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // cache, an uncached run's stream would carry its readahead further
     // ahead of it), paid for with the class's credit: the bytes it
     // explores stay within their share.
-    if (!run.measures(req.offset)) fs.costs.charge_credit(op, len);
+    if (!run.measures(req.offset)) costs.charge_credit(op, len);
     if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(run.active() ? run.bytes_left : 0);
   }
   Stats& s = rt_.stats();
@@ -380,7 +385,7 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
     // its price is the exploration's (FsCosts::charge_overrun).
     std::lock_guard<std::mutex> lock(fs->mu);
     std::lock_guard<std::mutex> run_lock(run_mu_);
-    fs->costs.charge_overrun(req.op, req.length, d.path, runs_[HIO_OP_WRITE].decided, ns);
+    fs->costs.streams.charge_overrun(req.op, req.length, d.path, runs_[HIO_OP_WRITE].decided, ns);
   }
   if (!measure || done != req.length) return;  // short: EOF, an error, a full disk
   // An explored read run is held to the time of its measured requests (the
@@ -391,6 +396,8 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   const bool explored = (req.file_flags & HIO_FILE_EXPLORE) != 0;
   const bool explored_read = explored && req.op == HIO_OP_READ;
   const bool explored_cached_write = explored && req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT;
+  const bool at_random = reads_at_random(req);
+  FsCosts& costs = fs->costs.of(at_random);
   bool moved = false;
   {
     std::unique_lock<std::mutex> lock(fs->mu, std::defer_lock);
@@ -398,13 +405,16 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
       lock.lock();
     else if (!lock.try_lock())
       return;  // another thread is recording: one sample fewer
-    moved = fs->costs.add_sample(req.op, d.path, req.length, ns);
+    moved = costs.add_sample(req.op, d.path, req.length, ns);
     if (explored_read) {
       std::lock_guard<std::mutex> run_lock(run_mu_);
-      moved |= fs->costs.spend(&runs_[HIO_OP_READ], HIO_OP_READ, d.path, ns);
+      ExploreRun& run = runs_[HIO_OP_READ];
+      // A run of the other set (another thread began a stream in between) is not this sample's.
+      moved |= run.at_random == at_random ? costs.spend(&run, HIO_OP_READ, d.path, ns)
+                                          : costs.finish_batch(HIO_OP_READ, d.path);
     } else if (explored_cached_write) {
       std::lock_guard<std::mutex> run_lock(run_mu_);
-      moved |= fs->costs.end_write_run(runs_[HIO_OP_WRITE], d.path);
+      moved |= costs.end_write_run(runs_[HIO_OP_WRITE], d.path);
     }
     if (moved) fs->publish();
   }
@@ -424,7 +434,7 @@ void File::charge_flush(uint64_t ns) {
   bool moved;
   {
     std::lock_guard<std::mutex> lock(fs->mu);
-    moved = fs->costs.charge_flush(written, ns);
+    moved = fs->costs.streams.charge_flush(written, ns);
     if (moved) fs->publish();
   }
   Stats& s = rt_.stats();
@@ -432,17 +442,20 @@ void File::charge_flush(uint64_t ns) {
   if (moved) s.add(s.learn_moves);
 }
 
-std::string File::estimate_note(hio_op op, uint64_t len) {
+std::string File::estimate_note(const hio_request& req) {
   LearnedFs* fs = learned_fs_;
-  const int c = size_class(len);
+  const hio_op op = req.op;
+  const int c = size_class(req.length);
   if (!fs || c < 0) return "";
   try {
-    std::string note = format_size(class_floor(c));
+    const bool at_random = reads_at_random(req);
+    std::string note = (at_random ? "randread:" : "") + format_size(class_floor(c));
     std::lock_guard<std::mutex> lock(fs->mu);
+    const FsCosts& costs = fs->costs.of(at_random);
     for (int p = 0; p < HIO_PATH_COUNT; ++p) {
       const hio_path path = static_cast<hio_path>(p);
       char rate[48] = "-";
-      if (fs->costs.known(op, c, path)) snprintf(rate, sizeof rate, "%.2fGB/s", fs->costs.rate(op, c, path) / 1e9);
+      if (costs.known(op, c, path)) snprintf(rate, sizeof rate, "%.2fGB/s", costs.rate(op, c, path) / 1e9);
       note += std::string(",") + hio_path_name(path) + "=" + rate;
     }
     return note;

@@ -82,7 +82,7 @@ void forget_learned(const std::string& dir) {
   close(fd);
   ASSERT_NE(fs, nullptr);
   std::lock_guard<std::mutex> lock(fs->mu);
-  fs->costs = FsCosts(Runtime::get().learned()->tuning());
+  fs->costs = FsCostSet(Runtime::get().learned()->tuning());
   fs->publish();
 }
 
@@ -97,29 +97,35 @@ void seed_first_look(int fd, uint64_t len, hio_path unmeasured, hio_path dear) {
   PathEstimate e;
   e.samples = 100;
   e.ns_per_byte = 1.0;
-  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
+  fs->costs.streams.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
   e.ns_per_byte = 50;
-  fs->costs.set_estimate(HIO_OP_READ, size_class(len), dear, e);
-  fs->costs.set_estimate(HIO_OP_READ, size_class(len), unmeasured, PathEstimate());
+  fs->costs.streams.set_estimate(HIO_OP_READ, size_class(len), dear, e);
+  fs->costs.streams.set_estimate(HIO_OP_READ, size_class(len), unmeasured, PathEstimate());
   fs->publish();
 }
 
+// Which of a filesystem's costs (FsCostSet) a test seeds.
+enum class Seeded { kStreams, kRandomReads };
+
 // Read estimates of the filesystem holding `fd`: in the size class of
 // `len`, direct and uncached reads cost these nanoseconds per byte, and
-// buffered ones too when `buffered_ns` is given.
-void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns, double buffered_ns = 0) {
+// buffered ones too when `buffered_ns` is given; those of streams, or of
+// reads at random.
+void seed_read_costs(int fd, uint64_t len, double direct_ns, double uncached_ns, double buffered_ns = 0,
+                     Seeded which = Seeded::kStreams) {
   LearnedFs* fs = nullptr;
   ASSERT_NO_FATAL_FAILURE(learned_fs_of(fd, &fs));
   std::lock_guard<std::mutex> lock(fs->mu);
+  FsCosts& costs = fs->costs.of(which == Seeded::kRandomReads);
   PathEstimate e;
   e.samples = 100;
   e.ns_per_byte = direct_ns;
-  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
+  costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DIRECT, e);
   e.ns_per_byte = uncached_ns;
-  fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
+  costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_DONTCACHE, e);
   if (buffered_ns > 0) {
     e.ns_per_byte = buffered_ns;
-    fs->costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
+    costs.set_estimate(HIO_OP_READ, size_class(len), HIO_PATH_BUFFERED, e);
   }
   fs->publish();
 }
@@ -357,19 +363,21 @@ TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
   EXPECT_GE(direct + uncached, data.size() / 2) << "the records left the cache";
 }
 
-TEST_F(FileLearning, ReadsOfAFileReadAtRandomGoUncachedUntilTheirSizeIsMeasured) {
+TEST_F(FileLearning, ReadsOfAFileReadAtRandomGoUncachedUntilTheirSizeIsMeasuredAtRandom) {
   // Records read one call each, out of file order, as torch.load reads a
   // checkpoint: no read-ahead window serves them.  Where the kernel has
   // RWF_DONTCACHE they go uncached (LearnTuning::
   // uncached_random_reads_first) until their size class is measured both
-  // ways; then as it was measured.  So do the first one, which does not
-  // start at the file's beginning, and two that lie side by side (a
-  // stream too short for a window), and the one after them; not the one
-  // at offset 0, where a restore's stream starts.  A sequential stream of
-  // the same file is not read at random.  What the kernel reads ahead
-  // behind each record (8 MiB on the development VM), where it is not in
-  // flight still, is dropped before the next: a record half cached stays
-  // in the cache (read_cached), whatever else.
+  // ways as reads at random (FsCostSet::random_reads); then as it was
+  // measured.  What streams of that size measured does not move them.  So
+  // do the first one, which does not start at the file's beginning, and
+  // two that lie side by side (a stream too short for a window), and the
+  // one after them; not the one at offset 0, where a restore's stream
+  // starts.  A sequential stream of the same file is not read at random.
+  // What the kernel reads ahead behind each record (8 MiB on the
+  // development VM), where it is not in flight still, is dropped before
+  // the next: a record half cached stays in the cache (read_cached),
+  // whatever else.
   constexpr size_t kRecords = 8, kRecord = 32 * M;
   const std::vector<char> data = pattern(kRecords * kRecord, 19);
   hio_file* f = nullptr;
@@ -393,9 +401,29 @@ TEST_F(FileLearning, ReadsOfAFileReadAtRandomGoUncachedUntilTheirSizeIsMeasured)
   }
   EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DONTCACHE), (kRecords - 1) * kRecord)
       << "every record uncached but the one at offset 0; by rule: " << rule_bytes(s);
+  {
+    LearnedFs* fs = nullptr;
+    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
+    std::lock_guard<std::mutex> lock(fs->mu);
+    const int c = size_class(kRecord);
+    EXPECT_GT(fs->costs.random_reads.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 0u)
+        << "measured as reads at random";
+    EXPECT_EQ(fs->costs.streams.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 0u) << "not as a stream";
+  }
 
-  // Measured both ways, direct clearly cheaper at this size: as measured.
+  // Streams of this size measured both ways, direct clearly cheaper: not
+  // what a read at random costs.
   ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kRecord, 0.3, 2.0));
+  hio_stats_reset();
+  ASSERT_NO_FATAL_FAILURE(read_in_order());
+  EXPECT_TRUE(back == data) << "every byte as written, streams measured";
+  s = stats();
+  EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DONTCACHE), (kRecords - 1) * kRecord)
+      << "what streams measured moved nothing; by rule: " << rule_bytes(s);
+
+  // Reads at random measured both ways, direct clearly cheaper at this
+  // size: as measured.
+  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kRecord, 0.3, 2.0, 0, Seeded::kRandomReads));
   hio_stats_reset();
   ASSERT_NO_FATAL_FAILURE(read_in_order());
   EXPECT_TRUE(back == data) << "every byte as written, measured";
@@ -578,8 +606,8 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   LearnedFs* fs = nullptr;
   ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
   std::lock_guard<std::mutex> lock(fs->mu);
-  const PathEstimate uncached = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE);
-  const PathEstimate buffered = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);
+  const PathEstimate uncached = fs->costs.streams.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DONTCACHE);
+  const PathEstimate buffered = fs->costs.streams.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);
   ASSERT_GT(uncached.samples, 0u);
   // Read from the device, an uncached 64 KiB stream costs about what a
   // buffered one does (both wait for the same readahead); from the cache,
@@ -620,8 +648,8 @@ TEST_F(FileLearning, ADirectReadRunIsMeasuredPastItsWindowsStart) {
   LearnedFs* fs = nullptr;
   ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
   std::lock_guard<std::mutex> lock(fs->mu);
-  const PathEstimate direct = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT);
-  const PathEstimate buffered = fs->costs.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);
+  const PathEstimate direct = fs->costs.streams.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_DIRECT);
+  const PathEstimate buffered = fs->costs.streams.estimate(HIO_OP_READ, size_class(kCall), HIO_PATH_BUFFERED);
   EXPECT_EQ(direct.samples, 1u) << "the run's 4 MiB are one batch";
   RecordProperty("direct_ns_per_byte", std::to_string(direct.ns_per_byte));
   RecordProperty("buffered_ns_per_byte", std::to_string(buffered.ns_per_byte));
@@ -735,11 +763,12 @@ TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   ASSERT_EQ(hio_close(f), 0);
   ASSERT_FALSE(key.empty());
   Runtime::get().learned()->save_all();  // what exit() does
-  FsCosts loaded;
+  FsCostSet loaded;
   ASSERT_TRUE(load_learned(state, key, &loaded)) << state << "/" << key;
   uint64_t samples = 0;
   for (int c = 0; c < kSizeClasses; ++c)
-    for (int p = 0; p < HIO_PATH_COUNT; ++p) samples += loaded.estimate(HIO_OP_WRITE, c, static_cast<hio_path>(p)).samples;
+    for (int p = 0; p < HIO_PATH_COUNT; ++p)
+      samples += loaded.streams.estimate(HIO_OP_WRITE, c, static_cast<hio_path>(p)).samples;
   EXPECT_GT(samples, 0u);
 }
 

@@ -24,7 +24,13 @@ namespace {
 constexpr const char* kSchema = "hybridio-learned/1";
 constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; anything larger is not one
 
-const char* const kOps[2] = {"read", "write"};
+// The first word of a line: the costs and direction it belongs to.
+struct LineKind {
+  const char* word;
+  hio_op op;
+  bool at_random;  // FsCostSet::random_reads, else streams
+};
+constexpr LineKind kKinds[] = {{"read", HIO_OP_READ, false}, {"write", HIO_OP_WRITE, false}, {"randread", HIO_OP_READ, true}};
 
 // mkdir -p; 0 or -errno.
 int make_dirs(const std::string& dir) {
@@ -88,26 +94,27 @@ std::string filesystem_key(int fd) {
   }
 }
 
-std::string learned_text(const std::string& key, const FsCosts& costs) {
+std::string learned_text(const std::string& key, const FsCostSet& costs) {
   std::ostringstream out;
   out.imbue(std::locale::classic());  // a program's global locale must not change the decimal point
   out.precision(6);
   out << "# hybridio learned path costs (docs/policy.md, \"Learned thresholds\")\n"
       << "schema " << kSchema << "\nfs " << key << "\n"
       << "# op class path samples ns_per_byte variance deferred_samples deferred_ns_per_byte variance\n";
-  for (int op = 0; op < 2; ++op)
+  for (const LineKind& kind : kKinds)  // randread last: a reader before it stops there, keeping the rest
     for (int c = 0; c < kSizeClasses; ++c)
       for (int p = 0; p < HIO_PATH_COUNT; ++p) {
-        const PathEstimate& e = costs.estimate(static_cast<hio_op>(op), c, static_cast<hio_path>(p));
+        const FsCosts& set = kind.at_random ? costs.random_reads : costs.streams;
+        const PathEstimate& e = set.estimate(kind.op, c, static_cast<hio_path>(p));
         if (e.samples == 0 && e.deferred_samples == 0) continue;
-        out << kOps[op] << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(static_cast<hio_path>(p)) << ' '
-            << e.samples << ' ' << e.ns_per_byte << ' ' << e.ns_var << ' ' << e.deferred_samples << ' '
+        out << kind.word << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(static_cast<hio_path>(p))
+            << ' ' << e.samples << ' ' << e.ns_per_byte << ' ' << e.ns_var << ' ' << e.deferred_samples << ' '
             << e.deferred_ns_per_byte << ' ' << e.deferred_var << '\n';
       }
   return out.str();
 }
 
-bool parse_learned(const std::string& text, FsCosts* costs) {
+bool parse_learned(const std::string& text, FsCostSet* costs) {
   std::istringstream in(text);
   in.imbue(std::locale::classic());
   std::string line;
@@ -127,8 +134,10 @@ bool parse_learned(const std::string& text, FsCosts* costs) {
     }
     if (!schema_seen) return false;
     if (first == "fs") continue;
-    const hio_op op = first == "write" ? HIO_OP_WRITE : HIO_OP_READ;
-    if (first != "read" && first != "write") return false;
+    const LineKind* kind = nullptr;
+    for (const LineKind& k : kKinds)
+      if (first == k.word) kind = &k;
+    if (!kind) return false;
     std::string size, path;
     PathEstimate e;
     if (!(words >> size >> path >> e.samples >> e.ns_per_byte >> e.ns_var >> e.deferred_samples >>
@@ -142,12 +151,12 @@ bool parse_learned(const std::string& text, FsCosts* costs) {
     for (int p = 0; p < HIO_PATH_COUNT; ++p)
       if (path == hio_path_name(static_cast<hio_path>(p))) found = p;
     if (found < 0) return false;
-    costs->set_estimate(op, size_class(bytes), static_cast<hio_path>(found), e);
+    costs->of(kind->at_random).set_estimate(kind->op, size_class(bytes), static_cast<hio_path>(found), e);
   }
   return schema_seen;
 }
 
-bool load_learned(const std::string& dir, const std::string& key, FsCosts* costs) {
+bool load_learned(const std::string& dir, const std::string& key, FsCostSet* costs) {
   try {
     std::string text;
     if (!read_small_file(dir + "/" + key, &text)) return false;
@@ -157,7 +166,7 @@ bool load_learned(const std::string& dir, const std::string& key, FsCosts* costs
   }
 }
 
-int save_learned(const std::string& dir, const std::string& key, const FsCosts& costs) {
+int save_learned(const std::string& dir, const std::string& key, const FsCostSet& costs) {
   try {
     if (int err = make_dirs(dir)) return err;
     return write_file_atomically(dir + "/" + key, learned_text(key, costs));

@@ -11,8 +11,10 @@
 //   schema hybridio-learned/1
 //   fs ef53-1b2c3d4e5f607182
 //   write 4M direct 12 0.4501 0.0012 0 0 0
-//   (op, size class, path, samples, ns per byte and its variance, then the
-//   same for the deferred cost: flushes, ns per byte, variance)
+//   randread 64M dontcache 3 0.4102 0.0009 0 0 0
+//   (op - read, write, or randread for reads at random (FsCostSet) -, size
+//   class, path, samples, ns per byte and its variance, then the same for
+//   the deferred cost: flushes, ns per byte, variance)
 //
 // Every function is safe from any thread and never throws; failures are
 // return values (the caller logs them at debug level: persistence is a
@@ -34,12 +36,12 @@ std::string filesystem_key(int fd);
 
 // The text of a learned file for filesystem `key`, and its reader (false on
 // a text that is not one; estimates read up to a bad line are kept).
-std::string learned_text(const std::string& key, const FsCosts& costs);
-bool parse_learned(const std::string& text, FsCosts* costs);
+std::string learned_text(const std::string& key, const FsCostSet& costs);
+bool parse_learned(const std::string& text, FsCostSet* costs);
 
 // Loads `dir`/`key`: false when missing or not readable.
-bool load_learned(const std::string& dir, const std::string& key, FsCosts* costs);
+bool load_learned(const std::string& dir, const std::string& key, FsCostSet* costs);
 // Writes `dir`/`key` atomically, creating `dir` when needed.  0 or -errno.
-int save_learned(const std::string& dir, const std::string& key, const FsCosts& costs);
+int save_learned(const std::string& dir, const std::string& key, const FsCostSet& costs);
 
 }  // namespace hybridio

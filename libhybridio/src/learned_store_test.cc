@@ -23,8 +23,9 @@ using testing::TempDir;
 
 constexpr uint64_t M = 1 << 20;
 
-FsCosts some_costs() {
-  FsCosts c;
+FsCostSet some_costs() {
+  FsCostSet set;
+  FsCosts& c = set.streams;
   PathEstimate buffered{12, 0.51, 0.001, 3, 0.75, 0.01}, direct{40, 0.4, 0.0004, 0, 0, 0};
   PathEstimate dontcache{5, 0.3333333, 0.002, 2, 0.1, 0.0001};
   c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_BUFFERED, buffered);
@@ -32,7 +33,10 @@ FsCosts some_costs() {
   c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, dontcache);
   c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001, 0, 0, 0});
   c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001, 0, 0, 0});
-  return c;
+  // Reads at random of the same class, measured the other way round.
+  set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {11, 0.8, 0.0002, 0, 0, 0});
+  set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE, {11, 0.41, 0.0003, 0, 0, 0});
+  return set;
 }
 
 void expect_same(const FsCosts& a, const FsCosts& b) {
@@ -52,40 +56,52 @@ void expect_same(const FsCosts& a, const FsCosts& b) {
   }
 }
 
+void expect_same(const FsCostSet& a, const FsCostSet& b) {
+  expect_same(a.streams, b.streams);
+  expect_same(a.random_reads, b.random_reads);
+}
+
 TEST(LearnedStore, RoundTripThroughARealFile) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
-  const FsCosts saved = some_costs();
-  EXPECT_EQ(saved.verdict(HIO_OP_READ, size_class(64 * M)), Verdict::kOffcache);
-  EXPECT_EQ(saved.verdict(HIO_OP_WRITE, size_class(4 * M)), Verdict::kOffcache);
+  const FsCostSet saved = some_costs();
+  EXPECT_EQ(saved.streams.verdict(HIO_OP_READ, size_class(64 * M)), Verdict::kOffcache);
+  EXPECT_EQ(saved.streams.verdict(HIO_OP_WRITE, size_class(4 * M)), Verdict::kOffcache);
+  EXPECT_FALSE(prefers_dontcache(saved.streams.packed(HIO_OP_READ), size_class(64 * M)));
+  EXPECT_TRUE(prefers_dontcache(saved.random_reads.packed(HIO_OP_READ), size_class(64 * M)));
   const std::string where = dir.file("state/hybridio/learned");  // created on demand
   ASSERT_EQ(save_learned(where, "ef53-0000000100000002", saved), 0);
-  FsCosts loaded;
+  FsCostSet loaded;
   ASSERT_TRUE(load_learned(where, "ef53-0000000100000002", &loaded));
   expect_same(saved, loaded);
   // Saved again over itself: still one file, still the same.
   ASSERT_EQ(save_learned(where, "ef53-0000000100000002", loaded), 0);
-  FsCosts again;
+  FsCostSet again;
   ASSERT_TRUE(load_learned(where, "ef53-0000000100000002", &again));
   expect_same(saved, again);
 }
 
 TEST(LearnedStore, ForeignTextIsRefused) {
-  FsCosts c;
+  FsCostSet c;
   EXPECT_FALSE(parse_learned("", &c));
   EXPECT_FALSE(parse_learned("{\"schema\": \"hybridio-stats/1\"}\n", &c));
   EXPECT_FALSE(parse_learned("schema hybridio-learned/999\n", &c));
   EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 3M direct 1 0.5 0 0 0 0\n", &c)) << "not a class";
   EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M sideways 1 0.5 0 0 0 0\n", &c));
   EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M direct 1 nan 0 0 0 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nrandwrite 4M direct 1 0.5 0 0 0 0\n", &c));
   EXPECT_TRUE(parse_learned("schema hybridio-learned/1\n# a comment\nfs x\nread 64K direct 1 0.5 0 0 0 0\n", &c));
-  EXPECT_EQ(c.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 1u);
+  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 1u);
+  EXPECT_EQ(c.random_reads.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 0u);
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nrandread 64K dontcache 2 0.5 0 0 0 0\n", &c));
+  EXPECT_EQ(c.random_reads.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 2u);
+  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 0u);
 }
 
 TEST(LearnedStore, MissingOrUnwritableIsAValueNotAFailure) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
-  FsCosts c;
+  FsCostSet c;
   EXPECT_FALSE(load_learned(dir.path(), "no-such-fs", &c));
   std::ofstream(dir.file("plain")) << "a file, not a directory\n";
   EXPECT_EQ(save_learned(dir.file("plain/learned"), "k", some_costs()), -ENOTDIR);

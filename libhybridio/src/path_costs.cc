@@ -398,7 +398,7 @@ LearnedFs* PathCosts::filesystem(dev_t dev, int fd) {
   if (!fs) return nullptr;
   try {
     fs->dev = dev;
-    fs->costs = FsCosts(tuning_);
+    fs->costs = FsCostSet(tuning_);
     fs->key = filesystem_key(fd);
     if (!fs->key.empty() && !state_dir_.empty()) load_learned(state_dir_, fs->key, &fs->costs);
   } catch (const std::bad_alloc&) {
@@ -418,7 +418,7 @@ void PathCosts::save_all() {
     if (fs->key.empty() || state_dir_.empty()) continue;
     std::unique_lock<std::mutex> lock(fs->mu, std::try_to_lock);
     if (!lock.owns_lock() || !fs->costs.dirty()) continue;
-    const FsCosts snapshot = fs->costs;
+    const FsCostSet snapshot = fs->costs;
     fs->costs.clear_dirty();
     lock.unlock();
     if (int err = save_learned(state_dir_, fs->key, snapshot))

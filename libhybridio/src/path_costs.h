@@ -109,8 +109,8 @@ struct LearnTuning {
   // not at offset 0, after a stream of one request, or none, or a short one
   // that began at random), until a read-ahead window could serve it, go
   // uncached when the size rules send them off the cache, while their class
-  // has no uncached/direct preference measured both ways; false: direct, as
-  // configured.  Such reads come one at a time and large (torch.load reads
+  // has no uncached/direct preference measured both ways as reads at random
+  // (FsCostSet::random_reads); false: direct, as configured.  Such reads come one at a time and large (torch.load reads
   // each record of a checkpoint with one call, in key order, not file
   // order), too few to explore: a 2 GiB state dict is 14 calls of 64-256
   // MiB, whose 3 % share never pays for one look.  Uncached beat direct in
@@ -200,6 +200,7 @@ struct ExploreRun {
   hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: no run
   hio_path decided = HIO_PATH_COUNT;
   int start_class = -1;            // whose credit paid for it
+  bool at_random = false;          // ... in FsCostSet::random_reads, not streams
   uint64_t next_offset = 0;
   uint64_t bytes_left = 0;
   double ns_left = 0;              // the time it was given (FsCosts::spend)
@@ -221,10 +222,10 @@ struct ExploreRun {
 
   bool active() const { return path != HIO_PATH_COUNT; }
   // Whether [offset, offset + len), which the policy sent down
-  // `decided_path`, goes on with the run.
-  bool continues(uint64_t offset, uint64_t len, hio_path decided_path) const {
+  // `decided_path` (learned as a read at random or not), goes on with the run.
+  bool continues(uint64_t offset, uint64_t len, hio_path decided_path, bool random = false) const {
     return active() && offset >= next_offset && offset - next_offset <= kRunGapBytes && len <= bytes_left &&
-           decided == decided_path;
+           decided == decided_path && at_random == random;
   }
   void start(hio_path explored, hio_path decided_path, uint64_t offset, uint64_t len, uint64_t run_bytes) {
     path = explored;
@@ -447,18 +448,46 @@ inline bool steady_in_stream(hio_op op, bool sequential, hio_path previous, hio_
   return op == HIO_OP_READ ? path == HIO_PATH_DIRECT : path == HIO_PATH_BUFFERED;
 }
 
+// What is learned on one filesystem: reads at random (File::reads_at_random:
+// a stream begun at random, not yet long enough for a read-ahead window)
+// are measured apart from streams.  A stream's direct path is a read-ahead
+// window and its buffered one the kernel's readahead; a read at random's
+// are a request each.  Learned together, 9 runs of a 64 MiB read stream
+// measured class 64M direct (the window against explored uncached
+// streams), and the next cold torch.load read 9 of its 14 records direct,
+// at 1.12 GB/s where uncached had read 1.8 (docs/performance.md,
+// seventeenth session).  random_reads uses its read direction only.
+struct FsCostSet {
+  explicit FsCostSet(const LearnTuning& tuning = LearnTuning()) : streams(tuning), random_reads(tuning) {}
+  FsCosts streams;       // writes, and reads of streams
+  FsCosts random_reads;  // reads at random
+  FsCosts& of(bool at_random) { return at_random ? random_reads : streams; }
+  bool dirty() const { return streams.dirty() || random_reads.dirty(); }
+  void clear_dirty() {
+    streams.clear_dirty();
+    random_reads.clear_dirty();
+  }
+};
+
 // One filesystem the process has used: its estimates under a lock, and the
 // verdicts published for lock-free reading by every decision.
 struct LearnedFs {
   dev_t dev = 0;
   std::string key;  // stable across boots (statfs f_type + f_fsid): the persisted file's name
   std::mutex mu;
-  FsCosts costs;    // under mu
+  FsCostSet costs;  // under mu
   std::atomic<PackedVerdicts> verdicts[2] = {{0}, {0}};
+  std::atomic<PackedVerdicts> random_read_verdicts{0};
 
+  // The verdicts a request is decided with: of reads at random, or of streams by direction.
+  PackedVerdicts verdicts_for(hio_op op, bool at_random) const {
+    return (at_random ? random_read_verdicts : verdicts[op]).load(std::memory_order_relaxed);
+  }
   // Under mu: publishes costs' verdicts.
   void publish() {
-    for (int op = 0; op < 2; ++op) verdicts[op].store(costs.packed(static_cast<hio_op>(op)), std::memory_order_relaxed);
+    for (int op = 0; op < 2; ++op)
+      verdicts[op].store(costs.streams.packed(static_cast<hio_op>(op)), std::memory_order_relaxed);
+    random_read_verdicts.store(costs.random_reads.packed(HIO_OP_READ), std::memory_order_relaxed);
   }
 };
 

@@ -461,6 +461,7 @@ TEST(PathCosts, ARunGoesOnOverCallsTooSmallToBeLearned) {
   EXPECT_FALSE(run.continues(1 * M - 4096, 1 * M, HIO_PATH_DIRECT)) << "backwards";
   EXPECT_FALSE(run.continues(1 * M, 1 * M, HIO_PATH_BUFFERED)) << "decided otherwise";
   EXPECT_FALSE(run.continues(1 * M, 16 * M, HIO_PATH_DIRECT)) << "more than the run has left";
+  EXPECT_FALSE(run.continues(1 * M, 1 * M, HIO_PATH_DIRECT, true)) << "learned as a read at random";
   run.advance(1 * M + 64, 1 * M);
   EXPECT_TRUE(run.continues(2 * M + 64, 1 * M, HIO_PATH_DIRECT));
   EXPECT_FALSE(run.continues(2 * M, 1 * M, HIO_PATH_DIRECT)) << "the run moved past it";
