@@ -794,6 +794,7 @@ File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bou
   ReadAhead::Refill next;
   next.ahead = ReadAhead::window_for(engine.read_ahead, len);
   next.limit = ra_hold_.load(std::memory_order_relaxed) ? 0 : ra_run_left_.load(std::memory_order_relaxed);
+  ra_.begin(fd_, len, offset, next.ahead, next.limit);  // a large read at the file's beginning
   Piece p;
   p.done = ra_.serve(buf, len, offset, rt_.stats(), &next);
   if (p.done) {

@@ -4,7 +4,8 @@
 // One thread reading a file direct in 4 MiB calls keeps at most one call's
 // chunks in flight, and the device idles between calls: on the development
 // VM that read 1.4-1.6 GB/s where fio with eight 4 MiB reads in flight read
-// 2.7-3.2 GB/s.  Once two direct reads of a file follow each other, the
+// 2.7-3.2 GB/s.  Once two direct reads of a file follow each other (or
+// at the first, for a large read at the file's beginning: begin()), the
 // window keeps the file's next HYBRIDIO_READ_AHEAD bytes (or two of the
 // stream's requests, if more, up to 128 MiB: window_for()) in flight, as
 // blocks of 2 MiB (more for windows over 64 MiB) at multiples of the block
@@ -119,6 +120,14 @@ class ReadAhead {
   // in flight stay, and are still served.  0 holds the window: nothing new
   // is put in flight.
   void advance(int fd, uint64_t len, uint64_t offset, uint64_t ahead, Stats& stats, uint64_t limit = ~0ULL);
+
+  // Before a direct read of [offset, offset + len) that advance() will
+  // follow: a read at the file's beginning, of 16 MiB or more, of a file
+  // with two more such requests after it, starts the window with itself in
+  // it (the blocks from 0 to `ahead`, or `limit` if less), so that serve()
+  // reads it from there.  Anything else: nothing.  The read goes on as
+  // usual whatever happened (no lease: it is read alone).
+  void begin(int fd, uint64_t len, uint64_t offset, uint64_t ahead, uint64_t limit);
 
   // Whether a read at `offset` belongs to the window's start: it lies
   // between the read that last started the window and the end of the

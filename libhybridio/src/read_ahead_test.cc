@@ -259,6 +259,41 @@ TEST_F(ReadAheadTest, RequestsLargerThanHalfTheSettingAreReadAheadToo) {
   EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
 }
 
+TEST_F(ReadAheadTest, ALargeReadAtTheFilesBeginningStartsAWindowWithItself) {
+  // 16 MiB reads: the first, at offset 0 of a file with two more after it,
+  // comes from a window of its own (ReadAhead::begin()).  Not a read that
+  // starts elsewhere, nor a smaller one, nor one of a file too short for
+  // two more: those are read alone, and a window starts at the second.
+  constexpr uint64_t kLarge = 16 * M;
+  auto first_read_served = [&](const char* name, uint64_t size, uint64_t offset, uint64_t len) {
+    const std::string path = dir_.file(name);
+    const std::vector<char> model = make_file(path, size, 21);
+    hio_stats_reset();
+    hio_file* f = nullptr;
+    EXPECT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+    if (!f) return false;
+    std::vector<char> buf(len);
+    EXPECT_EQ(hio_pread(f, buf.data(), len, static_cast<off_t>(offset)), static_cast<ssize_t>(len));
+    EXPECT_EQ(memcmp(buf.data(), model.data() + offset, len), 0) << name << ": the first read's bytes";
+    const bool served = stats().read_ahead_hits == 1;
+    // The rest of the stream, from the window, to the end of the file.
+    for (uint64_t off = offset + len; off + len <= size; off += len) {
+      EXPECT_EQ(hio_pread(f, buf.data(), len, static_cast<off_t>(off)), static_cast<ssize_t>(len));
+      EXPECT_EQ(memcmp(buf.data(), model.data() + off, len), 0) << name << ": bytes at " << off;
+    }
+    EXPECT_EQ(stats().read_ahead_dropped, 0u) << name;
+    EXPECT_EQ(hio_close(f), 0);
+    EXPECT_EQ(ReadAhead::staged_bytes(), 0u) << name;
+    return served;
+  };
+  change_engine([](hio_engine_config& e) { e.read_ahead = 32 * M; });  // two 16 MiB reads ahead
+  EXPECT_TRUE(first_read_served("begins", 4 * kLarge, 0, kLarge));
+  EXPECT_TRUE(first_read_served("just-two-more", 3 * kLarge, 0, kLarge));
+  EXPECT_FALSE(first_read_served("elsewhere", 5 * kLarge, kLarge, kLarge));
+  EXPECT_FALSE(first_read_served("smaller", 4 * kLarge, 0, 8 * M));
+  EXPECT_FALSE(first_read_served("short", 3 * kLarge - 4096, 0, kLarge));
+}
+
 TEST_F(ReadAheadTest, WriteByAnotherDescriptorIsSeen) {
   const std::string path = dir_.file("other");
   std::vector<char> model = make_file(path, 8 * M, 3);
