@@ -205,7 +205,8 @@ class File {
   bool reads_at_random(const hio_request& req) const;
   void judge_random_stream(const hio_request& req, uint32_t stream_min_run);
   // Whether a run of `run_len` bytes through the cache, due now in a read
-  // stream served by its window, waits for the file's last `run_len` bytes
+  // stream served by its window (or at its first request, before the window
+  // starts), waits for the file's last `run_len` bytes
   // (the window then reads no further than where they start); `first_look`:
   // the class has no estimate of the run's path yet.
   bool explores_at_file_end(const hio_request& req, uint64_t run_len, bool first_look);

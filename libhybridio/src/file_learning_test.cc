@@ -749,6 +749,40 @@ TEST_F(FileLearning, AStreamThroughItsWindowLooksThroughTheCacheAtTheFilesEnd) {
   EXPECT_LE(s.learn_explored_buffered + s.learn_explored_dontcache, kLook);
 }
 
+TEST_F(FileLearning, AStreamsFirstRequestLeavesItsLookThroughTheCacheToTheFilesEnd) {
+  // The credit for a run through the cache is there when a stream of 16
+  // MiB reads begins at a file's start (its filesystem earned it in a
+  // stream that ended before its file did).  Taken there, the run would
+  // take the window's start away from the stream (ReadAhead::begin()); it
+  // waits for the file's end instead.  Nothing is measured through the
+  // cache: the run is a first look, priced at what the direct reads cost,
+  // so the credit of 36 requests pays for it whatever the device's speed.
+  constexpr size_t kCall = 16 * M, kSize = 40 * kCall, kFirst = 36 * kCall;
+  const std::vector<char> data = pattern(kSize, 59);
+  const std::string path = dir_.file("first-request");
+  hio_file* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(write_cold_file(path, data, &f));
+  hio_stats_reset();
+  std::vector<char> back(kSize);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, 0, kFirst));
+  ASSERT_EQ(hio_close(f), 0);
+  auto explored = [] {
+    const hio_stats s = stats();
+    return s.learn_explored_buffered + s.learn_explored_dontcache;
+  };
+  EXPECT_EQ(explored(), 0u) << "the first stream ended before the file's end";
+  // Again, opened anew (no window left over) and cold.
+  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
+  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, 0, kCall));
+  EXPECT_EQ(explored(), 0u) << "not at the stream's first request";
+  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, kCall));
+  ASSERT_EQ(hio_close(f), 0);
+  EXPECT_TRUE(back == data) << "every byte as written";
+  EXPECT_GT(explored(), 0u) << "the look through the cache, at the file's end";
+  EXPECT_LE(explored(), kCall);
+}
+
 TEST_F(FileLearning, EstimatesReachTheStateDirectory) {
   const char* state = getenv("HYBRIDIO_STATE_DIR");
   if (!state || !*state) GTEST_SKIP() << "HYBRIDIO_STATE_DIR is not set: not writing the user's state directory";
