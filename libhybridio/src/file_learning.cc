@@ -158,12 +158,12 @@ bool File::explores_at_file_end(const hio_request& req, uint64_t run_len, bool f
   // stream that ends before the file does explores nothing through the
   // cache, and its credit waits for the next one.
   // So does a run due at the first request of a stream (not one read at
-  // random), before its window starts: there the run would take the window's start away from it (a
-  // read at the file's beginning starts one at once, ReadAhead::begin()),
-  // and the kernel's readahead behind the run's read caches the start of
-  // the next, which then goes through the cache in part (read_cached).  In
-  // 64 MiB read streams of a 7 GiB file, two of five passes began with
-  // such a run.
+  // random), before its window starts: there the run would take the
+  // window's start away from it (a read at the file's beginning starts one
+  // at once, ReadAhead::begin()), and the kernel's readahead behind the
+  // run's read caches the start of the next, which then goes through the
+  // cache in part (read_cached).  In 64 MiB read streams of a 7 GiB file,
+  // two of five passes began with such a run.
   // Once it waits, it waits (the time credit was granted then, as for a
   // window that drains: the price moves with every new direct sample).
   const uint64_t end = req.offset + req.length;
