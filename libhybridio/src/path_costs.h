@@ -249,6 +249,15 @@ struct ExploreRun {
     unmeasured_until = first_offset + bytes;
     bytes_left += first_len;
   }
+  // Right after start(): its first request, `first_len` bytes at
+  // `first_offset`, is not measured, and the run goes on for the bytes
+  // start() gave it after that one - a run of one request as well.
+  void skip_first(hio_path explored, uint64_t first_offset, uint64_t first_len) {
+    if (start_class < 0) return;  // start() did not run
+    path = explored;
+    unmeasured_until = first_offset + first_len;
+    bytes_left += first_len;
+  }
   // Requests that start before `end` are not measured either.
   void skip_until(uint64_t end) {
     if (active()) unmeasured_until = std::max(unmeasured_until, end);

@@ -363,6 +363,24 @@ TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   EXPECT_TRUE(one.measures(0)) << "a run of one request is its own stream";
 }
 
+TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsFirstRequest) {
+  // Its first request starts the kernel's readahead cold: a run of one
+  // 64 MiB request becomes two, and only the second is measured.
+  ExploreRun run;
+  run.start(HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, 0, 64 * M, 64 * M);
+  EXPECT_FALSE(run.active()) << "one request: over at once";
+  run.skip_first(HIO_PATH_DONTCACHE, 0, 64 * M);
+  EXPECT_FALSE(run.measures(0));
+  ASSERT_TRUE(run.continues(64 * M, 64 * M, HIO_PATH_DIRECT));
+  EXPECT_TRUE(run.measures(64 * M));
+  run.advance(64 * M, 64 * M);
+  EXPECT_FALSE(run.active());
+  // Without a start (a request below the smallest class), nothing.
+  ExploreRun none;
+  none.skip_first(HIO_PATH_DONTCACHE, 0, 64 * M);
+  EXPECT_FALSE(none.active());
+}
+
 TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
   // Buffered writes return twice as fast as direct ones, but their fsync
   // costs three times the difference: direct wins, and the threshold moves
