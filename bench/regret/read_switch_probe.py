@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""read_switch_probe - what the first uncached read of a stream costs against
+the ones after it (docs/performance.md, nineteenth session).
+
+The learner explores reads through the cache as short runs in a direct
+stream; this times, with plain system calls (no library), every call of:
+  stream   an uncached (RWF_DONTCACHE) stream of CALLS calls from offset 0;
+  switch   direct reads (O_DIRECT) of the CALLS calls before the file's last
+           two, then those two uncached: the look hybrid takes at a file's end.
+Caches are dropped before each (root: /proc/sys/vm/drop_caches).  Prints the
+median per-call milliseconds of each position, over the trials.  Exits 77
+where the kernel has no RWF_DONTCACHE (Linux 6.14+).
+"""
+import argparse
+import mmap
+import os
+import statistics
+import sys
+import time
+
+RWF_DONTCACHE = 0x80
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def write_file(path, size):
+    chunk = os.urandom(1 << 20)
+    with open(path, "wb") as f:
+        for _ in range(size >> 20):
+            f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def timed_read(fd, buf, offset, flags):
+    start = time.perf_counter()
+    n = os.preadv(fd, [buf], offset, flags)
+    if n != len(buf):
+        raise OSError(f"short read at {offset}: {n} of {len(buf)} bytes")
+    return (time.perf_counter() - start) * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file", help="a file of at least CALLS + 2 calls (written first with --size-mib)")
+    ap.add_argument("--size-mib", type=int, default=0, help="write FILE first, this many MiB of random bytes [0: use it as it is]")
+    ap.add_argument("--call-mib", type=int, default=64, help="bytes per call, MiB [64]")
+    ap.add_argument("--calls", type=int, default=38, help="calls of the stream, and direct calls before the switch [38]")
+    ap.add_argument("--trials", type=int, default=4, help="trials of each [4]")
+    args = ap.parse_args()
+    if args.call_mib <= 0 or args.calls <= 0 or args.trials <= 0:
+        ap.error("--call-mib, --calls and --trials must be positive")
+    call = args.call_mib << 20
+    if args.size_mib > 0:
+        write_file(args.file, args.size_mib << 20)
+    try:
+        size = os.stat(args.file).st_size
+    except OSError as e:
+        sys.exit(f"read_switch_probe: {args.file}: {e.strerror}")
+    if size < (args.calls + 2) * call:
+        sys.exit(f"read_switch_probe: {args.file} holds {size} bytes, fewer than {args.calls + 2} calls of {call}")
+    if not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        sys.exit("read_switch_probe: needs root, to drop the page cache before each trial")
+    fd = os.open(args.file, os.O_RDONLY)
+    dfd = os.open(args.file, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, call)  # page-aligned, as O_DIRECT wants; touched once, reused
+    buf.write(b"\1" * call)
+    try:
+        os.preadv(fd, [memoryview(buf)[:4096]], 0, RWF_DONTCACHE)
+    except OSError as e:
+        print(f"read_switch_probe: this kernel refuses RWF_DONTCACHE ({e.strerror}): nothing to probe", file=sys.stderr)
+        sys.exit(77)
+    end = (size // call) * call - call  # the last whole call
+    stream, switch = [], []
+    for trial in range(args.trials):
+        drop_caches()
+        stream.append([timed_read(fd, buf, i * call, RWF_DONTCACHE) for i in range(args.calls)])
+        drop_caches()
+        first_direct = end - (args.calls + 1) * call
+        for i in range(args.calls):
+            timed_read(dfd, buf, first_direct + i * call, 0)
+        switch.append([timed_read(fd, buf, end - call, RWF_DONTCACHE), timed_read(fd, buf, end, RWF_DONTCACHE)])
+        print(f"trial {trial + 1}: stream {' '.join(f'{t:.1f}' for t in stream[-1][:4])} ... ms; "
+              f"after direct {switch[-1][0]:.1f} {switch[-1][1]:.1f} ms", flush=True)
+
+    def med(rows, i):
+        return statistics.median(row[i] for row in rows)
+
+    later = statistics.median(t for row in stream for t in row[2:]) if args.calls > 2 else float("nan")
+    print(f"uncached {args.call_mib} MiB calls, median ms of {args.trials} trials: stream first {med(stream, 0):.1f}, "
+          f"second {med(stream, 1) if args.calls > 1 else float('nan'):.1f}, later {later:.1f}; "
+          f"after direct reads first {med(switch, 0):.1f}, second {med(switch, 1):.1f}")
+
+
+if __name__ == "__main__":
+    main()
