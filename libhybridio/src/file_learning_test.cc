@@ -22,6 +22,7 @@
 
 #include "hybridio/hybridio.h"
 #include "learned_store.h"
+#include "memory_pressure.h"
 #include "path_costs.h"
 #include "proc_files.h"
 #include "read_ahead.h"
@@ -600,7 +601,9 @@ TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCache
   const hio_stats s = stats();
   // The first look is one 4 MiB batch of measured calls; the calls over
   // what the stream's readahead had cached come on top of it.
-  EXPECT_GT(s.learn_explored_dontcache, 4 * M) << "the first look went on past the cached part";
+  EXPECT_GT(s.learn_explored_dontcache, 4 * M)
+      << "the first look went on past the cached part; decided by " << rule_bytes(s) << ", memory pressure "
+      << memory_pressure(0);
   EXPECT_LE((s.learn_explored_direct + s.learn_explored_dontcache) * 100, 3 * kSize + 100 * 64 * M)
       << "the cached part is paid for with later credit: 3 %, and at most one readahead probe's worth";
   LearnedFs* fs = nullptr;
