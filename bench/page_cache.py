@@ -1,5 +1,5 @@
 """Page-cache helpers shared by the Python benchmarks (bench/compare/compare.py,
-bench/torch/checkpoint_once.py); torch-free, standard library only, so that
+bench/torch/checkpoint_once.py, bench/regret/read_switch_probe.py); torch-free, standard library only, so that
 compare.py can import it without torch.
 
 drop_caches(path): cold caches before a timed read.

@@ -18,13 +18,10 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
+
 RWF_DONTCACHE = 0x80
-
-
-def drop_caches():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
 
 
 def write_file(path, size):
