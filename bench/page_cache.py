@@ -1,6 +1,6 @@
 """Page-cache helpers shared by the Python benchmarks (bench/compare/compare.py,
-bench/torch/checkpoint_once.py, bench/regret/read_switch_probe.py); torch-free, standard library only, so that
-compare.py can import it without torch.
+bench/torch/checkpoint_once.py, bench/regret/read_switch_probe.py); torch-free,
+standard library only, so that compare.py can import it without torch.
 
 drop_caches(path): cold caches before a timed read.
 warm_page_cache_memory(directory, nbytes): the same page-cache memory state

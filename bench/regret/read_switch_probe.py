@@ -18,19 +18,11 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, BENCH)
+sys.path.insert(0, os.path.join(BENCH, "torch"))
 from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
-
-RWF_DONTCACHE = 0x80
-
-
-def write_file(path, size):
-    chunk = os.urandom(1 << 20)
-    with open(path, "wb") as f:
-        for _ in range(size >> 20):
-            f.write(chunk)
-        f.flush()
-        os.fsync(f.fileno())
+from fresh_memory_probe import RWF_DONTCACHE, ensure_file  # noqa: E402  (bench/torch, torch-free)
 
 
 def timed_read(fd, buf, offset, flags):
@@ -43,8 +35,9 @@ def timed_read(fd, buf, offset, flags):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file", help="a file of at least CALLS + 2 calls (written first with --size-mib)")
-    ap.add_argument("--size-mib", type=int, default=0, help="write FILE first, this many MiB of random bytes [0: use it as it is]")
+    ap.add_argument("file", help="a file of at least CALLS + 2 calls (made with --size-mib)")
+    ap.add_argument("--size-mib", type=int, default=0,
+                    help="first make FILE this many MiB of random bytes, unless it is that large already [0: use it as it is]")
     ap.add_argument("--call-mib", type=int, default=64, help="bytes per call, MiB [64]")
     ap.add_argument("--calls", type=int, default=38, help="calls of the stream, and direct calls before the switch [38]")
     ap.add_argument("--trials", type=int, default=4, help="trials of each [4]")
@@ -53,7 +46,7 @@ def main():
         ap.error("--call-mib, --calls and --trials must be positive")
     call = args.call_mib << 20
     if args.size_mib > 0:
-        write_file(args.file, args.size_mib << 20)
+        ensure_file(args.file, args.size_mib << 20)
     try:
         size = os.stat(args.file).st_size
     except OSError as e:

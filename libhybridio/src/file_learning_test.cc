@@ -782,13 +782,11 @@ TEST_F(FileLearning, AStreamsFirstRequestLeavesItsLookThroughTheCacheToTheFilesE
   ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, 0, kCall));
   EXPECT_EQ(explored(), 0u) << "not at the stream's first request";
   ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall, kCall));
+  LearnedFs* fs = nullptr;
+  ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
   ASSERT_EQ(hio_close(f), 0);
   EXPECT_TRUE(back == data) << "every byte as written";
   EXPECT_EQ(explored(), 2 * kCall) << "the look through the cache, at the file's end: its last two requests";
-  LearnedFs* fs = nullptr;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
-  ASSERT_EQ(hio_close(f), 0);
   std::lock_guard<std::mutex> lock(fs->mu);
   const hio_path looked = stats().learn_explored_dontcache ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED;
   EXPECT_EQ(fs->costs.streams.estimate(HIO_OP_READ, size_class(kCall), looked).samples, 1u)
