@@ -55,6 +55,21 @@ struct LearnTuning {
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
   double noise_sigmas = 3;       // ... plus this many standard errors of the difference
+  // A write class's first verdict, from nothing measured, goes off the
+  // cache with only this many standard errors beyond the margin.  What a
+  // buffered write costs shows late and partly (its flush, the throttling
+  // of other writers, memory), so leaving the cache on the point estimates
+  // risks less than staying; a first verdict for the cache, and any move
+  // of a verdict once made, still takes noise_sigmas (and
+  // move_confirm_bytes).  64 KiB writes of a new 1152 MiB file, one fsync
+  // at its end, on the development VM: uncached 0.51 ns/byte (5 samples
+  // of 16 MiB runs, standard deviation 0.14 each), buffered 0.21 plus a
+  // flush of 0.46.  At 3 sigmas the class needed some 19 samples, 10 GiB
+  // of writes at a 3 % share, to leave the cache (hybrid 0.80-0.97x of the
+  // uncached policy in the regret matrix).  Not reads: a read batch
+  // through the cache is bimodal (it waits for the next readahead window
+  // or it does not), and a verdict formed on a few of them would stick.
+  double first_write_verdict_sigmas = 1;
   // Calls are folded into one sample (their summed time over their summed
   // bytes) per batch: writes through the cache until there are at least
   // cached_write_batch calls of cached_batch_bytes, reads on every path
@@ -406,8 +421,9 @@ class FsCosts {
                  bool confirm);
   // How much cheaper one side must be to move a verdict, as a factor.
   double margin() const { return 1.0 + tuning_.margin_percent / 100.0; }
-  // Is `a` cheaper than `b` by the margin and beyond the noise?
-  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const;
+  // Path a costs less than b by the margin plus `sigmas` standard errors
+  // of the difference (noise_sigmas if negative).
+  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas = -1) const;
   // The squared standard error of cost(), given the variance of one sample.
   double variance_of_cost(hio_op op, int c, hio_path path, double call_var, double deferred_var) const;
   static void fold(double* avg, double* var, uint64_t n, double sample, uint32_t damping);
@@ -421,6 +437,9 @@ class FsCosts {
   uint64_t debt_[2][kSizeClasses] = {};        // bytes x 100 explored beyond it (charge_credit), repaid first
   double time_credit_[2][kSizeClasses] = {};   // ns x 100 that may be spent exploring
   uint8_t last_explored_[2][kSizeClasses] = {};  // paths take turns
+  // A request of this direction could not go uncached (account()): no
+  // RWF_DONTCACHE in this kernel, or not allowed.  Off the cache means direct.
+  bool dontcache_unavailable_[2] = {false, false};
   uint32_t explorations_[2][kSizeClasses] = {};   // so far: every fourth turn goes to a dearer path
   // Bytes sampled in the class while a move of its measured verdict (or of
   // its measured uncached preference) was wanted, less those while the side
