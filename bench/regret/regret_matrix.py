@@ -6,8 +6,10 @@ For every cell - direction (sequential write with fsync, cold sequential read) x
 `hybridio bench` run measures buffered, direct, dontcache and hybrid interleaved (--repeat runs
 each, rotated; --repeat-below for the file below the dirty limit, whose passes take half a second
 and move by 10-20 % from run to run on a VM), and the cell's regret is hybrid's median GB/s over the
-best fixed policy's.  The
-target is >= 0.95 in every cell.  With --ceiling, fio's direct=1 ioengine=io_uring iodepth=8 at the
+best fixed policy's.  The target is >= 0.95 in every cell.  Beside it, round by round: the median
+of hybrid's run over the best fixed policy's run in the same round (the four runs of a round are
+adjacent in time; when the machine changes speed between rounds, the medians can fall on
+different sides of the change).  With --ceiling, fio's direct=1 ioengine=io_uring iodepth=8 at the
 same request size is measured right before the cell (the device ceiling), as context.
 
 Writes OUT/regret.json (every cell, every policy's median/min/max) and OUT/regret.md (the table
@@ -16,11 +18,13 @@ about (2 x file sizes x 4 policies x repeat) passes over each file size per requ
 
     bench/regret/regret_matrix.py --dir /mnt/nvme/tmp --out results/regret
     bench/regret/regret_matrix.py --dir /tmp/x --sizes 1M,4M --small 512M --large 6G --repeat 3
+    bench/regret/regret_matrix.py --rescore --out results/regret/matrix-2026-11-28
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -79,16 +83,31 @@ def run_cell(args, op, bs, file_size, out_dir, label):
     with open(json_path) as f:
         report = json.load(f)
     cell = {"op": op, "bs": bs, "file_bytes": file_size, "file_class": label, "seconds": time.time() - started,
-            "repeat": repeats(args, label), "policies": {}}
+            "repeat": repeats(args, label), "runs_json": os.path.relpath(json_path, out_dir)}
+    return score_cell(cell, report)
+
+
+def score_cell(cell, report):
+    """Fills `cell` from a `hybridio bench` report: each policy's median/min/max and runs, the best
+    fixed policy by median, hybrid's median over its median (regret), and the median of hybrid's
+    run over that policy's run of the same round (paired: the runs of a round are adjacent in
+    time, so a change of the machine's speed between rounds, which this VM has, moves both)."""
+    cell["policies"] = {}
     for row in report["results"]:
         if row.get("status", "ok") != "ok":
             continue
-        cell["policies"][row["policy"]] = {k: row[k] for k in ("gbps_median", "gbps_min", "gbps_max")}
+        stats = {k: row[k] for k in ("gbps_median", "gbps_min", "gbps_max")}
+        stats["runs_gbps"] = [run["gbps"] for run in row.get("runs", [])]
+        cell["policies"][row["policy"]] = stats
     fixed = {p: v["gbps_median"] for p, v in cell["policies"].items() if p != "hybrid"}
     if fixed and "hybrid" in cell["policies"]:
         best = max(fixed, key=fixed.get)
         cell["best_fixed"] = best
         cell["regret"] = cell["policies"]["hybrid"]["gbps_median"] / fixed[best]
+        hybrid_runs, best_runs = cell["policies"]["hybrid"]["runs_gbps"], cell["policies"][best]["runs_gbps"]
+        ratios = [h / b for h, b in zip(hybrid_runs, best_runs) if b > 0]
+        if ratios and len(hybrid_runs) == len(best_runs):
+            cell["paired_regret"] = statistics.median(ratios)
     return cell
 
 
@@ -115,27 +134,33 @@ def markdown(cells, meta):
     lines = [f"Regret matrix on {meta['machine']}: hybrid's median GB/s over the best fixed policy's "
              f"(median of {meta['repeat_below']} interleaved runs per policy below the dirty limit, "
              f"{meta['repeat']} above; target >= 0.95).", "",
-             "| file | op | request | buffered | direct | dontcache | hybrid | best fixed | hybrid / best |"
-             + (" fio QD8 ceiling |" if meta["ceiling"] else ""),
-             "|---|---|---|---|---|---|---|---|---|" + ("---|" if meta["ceiling"] else "")]
+             "| file | op | request | buffered | direct | dontcache | hybrid | best fixed | hybrid / best "
+             "| round by round |" + (" fio QD8 ceiling |" if meta["ceiling"] else ""),
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if meta["ceiling"] else "")]
     for c in cells:
         med = [f"{c['policies'][p]['gbps_median']:.2f}" if p in c["policies"] else "-" for p in POLICIES]
         regret = c.get("regret")
         mark = "" if regret is None or regret >= 0.95 else " **below**"
         row = (f"| {format_size(c['file_bytes'])} ({c['file_class']}) | {c['op']} | {format_size(c['bs'])} | "
                + " | ".join(med) + f" | {c.get('best_fixed', '-')} | "
-               + (f"{regret:.2f}{mark}" if regret is not None else "-") + " |")
+               + (f"{regret:.2f}{mark}" if regret is not None else "-") + " | "
+               + (f"{c['paired_regret']:.2f}" if c.get("paired_regret") is not None else "-") + " |")
         if meta["ceiling"]:
             row += f" {c['ceiling_gbps']:.2f} |" if c.get("ceiling_gbps") else " - |"
         lines.append(row)
     met = sum(1 for c in cells if c.get("regret", 0) >= 0.95)
-    lines += ["", f"{met} of {len(cells)} cells at >= 0.95 of the best fixed policy."]
+    paired = sum(1 for c in cells if c.get("paired_regret", 0) >= 0.95)
+    lines += ["", f"{met} of {len(cells)} cells at >= 0.95 of the best fixed policy "
+              f"({paired} round by round: the median of hybrid's run over that policy's in the same round)."]
     return "\n".join(lines) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", required=True, help="directory on the filesystem to measure")
+    ap.add_argument("--dir", help="directory on the filesystem to measure")
+    ap.add_argument("--rescore", action="store_true",
+                    help="measure nothing: score the cells of OUT/regret.json again from their runs in OUT/runs "
+                         "(a matrix measured before the round-by-round column)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "regret"), help="where regret.json/.md go")
     ap.add_argument("--hybridio", default=os.path.join(ROOT, "build", "bin", "hybridio"))
     ap.add_argument("--sizes", default="64K,1M,4M,16M,64M", help="request sizes")
@@ -147,6 +172,10 @@ def main():
                     "(default: 9, at least --repeat)")
     ap.add_argument("--ceiling", action="store_true", help="also measure fio's io_uring QD8 direct ceiling")
     args = ap.parse_args()
+    if args.rescore:
+        return rescore(args.out)
+    if not args.dir:
+        ap.error("--dir is required (or --rescore)")
     if args.repeat < 1 or (args.repeat_below is not None and args.repeat_below < 1):
         sys.exit("regret_matrix: --repeat and --repeat-below must be at least 1")
     if args.repeat_below is None:
@@ -191,13 +220,34 @@ def main():
     meta = {"machine": f"{uname.nodename} ({uname.release}, {os.cpu_count()} CPUs, "
                        f"dirty limit {limit / 2**30:.1f} GiB)",
             "repeat": args.repeat, "repeat_below": args.repeat_below, "ceiling": args.ceiling, "dirty_limit_bytes": limit, "dir": args.dir}
-    with open(os.path.join(args.out, "regret.json"), "w") as f:
+    return write_tables(args.out, cells, meta)
+
+
+def write_tables(out, cells, meta):
+    with open(os.path.join(out, "regret.json"), "w") as f:
         json.dump({"schema": "hybridio-regret/1", "meta": meta, "cells": cells}, f, indent=1)
     table = markdown(cells, meta)
-    with open(os.path.join(args.out, "regret.md"), "w") as f:
+    with open(os.path.join(out, "regret.md"), "w") as f:
         f.write(table)
     print(table)
     return 0 if all(c.get("regret", 0) >= 0.95 for c in cells) else 1
+
+
+def rescore(out):
+    try:
+        with open(os.path.join(out, "regret.json")) as f:
+            matrix = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"regret_matrix: --rescore: cannot read {out}/regret.json: {e}")
+    for cell in matrix["cells"]:
+        runs = cell.get("runs_json") or os.path.join(
+            "runs", f"{cell['file_class']}-{cell['op']}-{format_size(cell['bs'])}.json")
+        try:
+            with open(os.path.join(out, runs)) as f:
+                score_cell(cell, json.load(f))
+        except (OSError, ValueError) as e:
+            sys.exit(f"regret_matrix: --rescore: cannot read {out}/{runs}: {e}")
+    return write_tables(out, matrix["cells"], matrix["meta"])
 
 
 if __name__ == "__main__":

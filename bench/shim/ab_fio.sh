@@ -16,24 +16,35 @@ set -euo pipefail
 A=${1:?A_SHIM}; B=${2:?B_SHIM}; DIR=${3:?DIR}
 ROUNDS=${4:-7}; SIZE=${5:-4G}; BS=${6:-4M}
 [ "$(id -u)" -eq 0 ] || { echo "ab_fio.sh: run as root (drop_caches)" >&2; exit 2; }
+# Absolute paths: the dynamic loader skips a preload it cannot open with only a warning, and the
+# run would measure plain fio.
+A=$(realpath -e "$A") || { echo "ab_fio.sh: no shim at $1" >&2; exit 2; }
+B=$(realpath -e "$B") || { echo "ab_fio.sh: no shim at $2" >&2; exit 2; }
 F="$DIR/ab_fio.dat"
 gbps() { python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(round(max(j['write']['bw_bytes'], j['read']['bw_bytes'])/1e9, 3))"; }
-job() { fio --name=ab --filename="$F" --bs="$BS" --size="$SIZE" --output-format=json "$@" | gbps; }
+# job PRELOAD FIO_ARGS...: fio alone runs under the shim (PRELOAD empty: none), not the parser.
+job() {
+  local -a preload=()
+  [ -z "$1" ] || preload=("LD_PRELOAD=$1")
+  shift
+  env "${preload[@]}" fio --name=ab --filename="$F" --bs="$BS" --size="$SIZE" \
+    --output-format=json "$@" | gbps
+}
 for round in $(seq "$ROUNDS"); do
   for v in a b ceiling; do
     rm -f "$F"; sync
     case $v in
-      a) echo "write a $(LD_PRELOAD=$A job --rw=write --ioengine=psync --end_fsync=1)" ;;
-      b) echo "write b $(LD_PRELOAD=$B job --rw=write --ioengine=psync --end_fsync=1)" ;;
-      ceiling) echo "write ceiling $(job --rw=write --ioengine=io_uring --iodepth=8 --direct=1 --end_fsync=1)" ;;
+      a) echo "write a $(job "$A" --rw=write --ioengine=psync --end_fsync=1)" ;;
+      b) echo "write b $(job "$B" --rw=write --ioengine=psync --end_fsync=1)" ;;
+      ceiling) echo "write ceiling $(job "" --rw=write --ioengine=io_uring --iodepth=8 --direct=1 --end_fsync=1)" ;;
     esac
   done
   for v in a b ceiling; do
     sync; echo 3 > /proc/sys/vm/drop_caches
     case $v in
-      a) echo "read a $(LD_PRELOAD=$A job --rw=read --ioengine=psync)" ;;
-      b) echo "read b $(LD_PRELOAD=$B job --rw=read --ioengine=psync)" ;;
-      ceiling) echo "read ceiling $(job --rw=read --ioengine=io_uring --iodepth=8 --direct=1)" ;;
+      a) echo "read a $(job "$A" --rw=read --ioengine=psync)" ;;
+      b) echo "read b $(job "$B" --rw=read --ioengine=psync)" ;;
+      ceiling) echo "read ceiling $(job "" --rw=read --ioengine=io_uring --iodepth=8 --direct=1)" ;;
     esac
   done
 done | tee "$DIR/ab_fio.txt"

@@ -260,7 +260,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       target = costs.explore_target(op, len, decided, dontcache_ok, draining);
       starts_run = target != HIO_PATH_COUNT;
       if (starts_run) {
-        run_len = costs.run_bytes(op, len, target);
+        run_len = costs.run_bytes(op, len, target, decided);
         first_look = !costs.known(op, size_class(len), target);
         // A run through the cache in a direct stream: its first request
         // starts the kernel's readahead cold, which a stream of that path

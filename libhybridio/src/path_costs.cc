@@ -313,12 +313,26 @@ double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint6
   return static_cast<double>(len) * std::max(ns, 1e-3);
 }
 
-uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path) const {
+uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const {
   const uint64_t run = std::max(len, tuning_.explore_run_bytes);
   const int c = size_class(len);
-  if (c < 0 || path >= HIO_PATH_COUNT || est_[op][c][path].samples) return run;
+  if (c < 0 || path >= HIO_PATH_COUNT) return run;
   const uint64_t first_look = (tuning_.min_samples + uint64_t{1}) * len;
-  return std::min<uint64_t>(run, op == HIO_OP_READ ? std::max(first_look, tuning_.read_batch_bytes) : first_look);
+  if (!est_[op][c][path].samples) {
+    // Direct writes are measured call by call; reads, and writes through
+    // the cache, in batches (one per run for an explored write).
+    const uint64_t batch = op == HIO_OP_READ            ? tuning_.read_batch_bytes
+                           : path == HIO_PATH_DIRECT ? 0
+                                                     : tuning_.cached_batch_bytes;
+    return std::min<uint64_t>(run, std::max(first_look, batch));
+  }
+  if (op == HIO_OP_WRITE && path == HIO_PATH_DIRECT && decided < HIO_PATH_COUNT && decided != path &&
+      known(op, c, path) && known(op, c, decided) && clearly_cheaper(op, c, decided, path)) {
+    const double share = cost(op, c, decided) / cost(op, c, path);
+    const uint64_t timed = static_cast<uint64_t>(static_cast<double>(run) * share) / len * len;
+    return std::min(run, std::max(first_look, timed));
+  }
+  return run;
 }
 
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {
@@ -326,7 +340,7 @@ void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_
   if (c < 0) return;
   if (!dontcache_ok) dontcache_unavailable_[op] = true;
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
-  const uint64_t run = run_bytes(op, len, next);
+  const uint64_t run = run_bytes(op, len, next, decided);
   uint64_t earned = len * tuning_.explore_percent;
   const uint64_t repaid = std::min(debt_[op][c], earned);  // charge_credit() took more than there was
   debt_[op][c] -= repaid;
@@ -343,7 +357,7 @@ hio_path FsCosts::explore_target(hio_op op, uint64_t len, hio_path decided, bool
   const int c = size_class(len);
   if (c < 0 || tuning_.explore_percent == 0) return HIO_PATH_COUNT;
   const hio_path next = next_turn(op, c, decided, dontcache_ok);
-  const uint64_t run = run_bytes(op, len, next);
+  const uint64_t run = run_bytes(op, len, next, decided);
   if (next == HIO_PATH_COUNT || credit_[op][c] < run * 100) return HIO_PATH_COUNT;
   if (!time_granted && time_credit_[op][c] < time_of(op, c, next, decided, run) * 100) return HIO_PATH_COUNT;
   return next;
@@ -353,7 +367,7 @@ void FsCosts::start_run(ExploreRun* run, hio_op op, uint64_t offset, uint64_t le
                         hio_path decided) {
   const int c = size_class(len);
   if (c < 0) return;
-  const uint64_t bytes = run_bytes(op, len, explored);
+  const uint64_t bytes = run_bytes(op, len, explored, decided);
   credit_[op][c] -= std::min(credit_[op][c], bytes * 100);
   // A debt (charge_overrun) stays one: a run whose time was granted earlier may start over it.
   const double price = time_of(op, c, explored, decided, bytes) * 100;

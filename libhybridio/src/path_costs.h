@@ -383,13 +383,22 @@ class FsCosts {
   // small.  True when a verdict moved.
   bool finish_batch(hio_op op, hio_path path);
   // The bytes of a run exploring `path` that starts with a request of
-  // `len`: explore_run_bytes, or the request if larger.  While the path has
-  // no sample in that class (its price is a guess until then), at most
-  // min_samples + 1 requests, and for reads at least one batch
-  // (read_batch_bytes): a read path is measured on a stream of it, and a
-  // few calls of a direct window measure only its start.  A read run is
+  // `len` in a stream sent down `decided`: explore_run_bytes, or the
+  // request if larger.  While the path has no sample in that class (its
+  // price is a guess until then), at most min_samples + 1 requests, but at
+  // least one batch where the path is measured in batches: a read path
+  // (read_batch_bytes) is measured on a stream of it, and a few calls of a
+  // direct window measure only its start; an explored write run through
+  // the cache is one sample, and as a first look of 4 calls at 64 KiB (3
+  // measured, the first pays for the switch) it was the noisiest sample
+  // the class had.  A direct write run in a stream whose path is measured
+  // clearly cheaper takes the time a run of that path would (every call is
+  // a sample; at least min_samples + 1 of them): 64 KiB direct writes cost
+  // 1.3-3.5 ns/byte against buffered's 0.6 with its flush, and their 16 MiB
+  // runs took 60 % of the class's explored time, which left the uncached
+  // path, whose verdict could still move, 6 runs in 10 GiB.  A read run is
   // also held to its price in time (spend()).
-  uint64_t run_bytes(hio_op op, uint64_t len, hio_path path) const;
+  uint64_t run_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided = HIO_PATH_COUNT) const;
   const LearnTuning& tuning() const { return tuning_; }
   // Where nothing is measured both ways, whether `op` goes uncached off the
   // cache (LearnTuning::uncached_writes_first).

@@ -271,7 +271,9 @@ TEST(PathCosts, AReadRunIsHeldToItsTime) {
   for (int i = 0; i < 10000; ++i) costs.account(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, false);
   ASSERT_EQ(costs.explore_target(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, false), HIO_PATH_DIRECT);
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT), 4 * M) << "a first look at a read path: a batch";
-  EXPECT_EQ(costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DIRECT), 4 * 64 * K) << "at a write path: 4 requests";
+  EXPECT_EQ(costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DIRECT), 4 * 64 * K) << "at direct writes: 4 requests";
+  EXPECT_EQ(costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DONTCACHE), 16 * M)
+      << "at writes through the cache, one sample a run: a whole run";
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED), 16 * M) << "a path measured: a whole run";
   // A run whose calls cost 20 ns/byte ends once it has used its time:
   // about a fifth of its bytes.
@@ -531,23 +533,33 @@ TEST(PathCosts, UncachedWritesThatStallNowAndThenStillBeatDirect) {
   EXPECT_NE(s.costs.verdict(HIO_OP_WRITE, size_class(4 * M)), Verdict::kBuffered);
 }
 
+// 64 KiB writes of new 1152 MiB files, one fsync at each file's end, on a
+// device whose paths cost what the arguments say (ns per byte; `flush`:
+// per buffered byte, at the fsync).
+Device small_write_device(double buffered, double flush, double uncached, double direct) {
+  Device dev;
+  dev.buffered = buffered;
+  dev.buffered_flush = flush;
+  dev.dontcache = uncached;
+  dev.direct = direct;
+  return dev;
+}
+constexpr uint64_t kRequestsPerSmallWriteFile = 1152 * M / (64 * K);
+
 TEST(PathCosts, SmallWritesFindTheUncachedPathCheaperThanTheCache) {
   // What ext4 on the development VM measured for 64 KiB writes of a new
   // 1152 MiB file below the dirty limit, one fsync at its end: buffered
   // calls 0.22 ns/byte and a flush of 0.41 per byte they wrote (1.59 GB/s
   // in all), uncached 0.54 (1.86 GB/s), direct 1.37.  The configured
   // policy keeps 64 KiB writes in the cache.  Uncached is looked at in
-  // runs of the stream, first 4 calls, and each run is a sample: within
-  // 16 GiB the writes move to it.  (When a write batch through the cache
-  // needed 8 calls and 16 MiB, the 4-call first look never made one: the
-  // uncached path stayed unmeasured, and every look at it a first look.)
-  Device dev;
-  dev.buffered = 0.22;
-  dev.buffered_flush = 0.41;
-  dev.dontcache = 0.54;
-  dev.direct = 1.37;
+  // runs of the stream (16 MiB, the first look too), and each run is a
+  // sample: within 16 GiB the writes move to it.  (When a write batch
+  // through the cache needed 8 calls and 16 MiB, the 4-call first look
+  // never made one: the uncached path stayed unmeasured, and every look at
+  // it a first look.)
+  const Device dev = small_write_device(0.22, 0.41, 0.54, 1.37);
   Stream s;
-  s.syncs_every = 1152 * M / (64 * K);
+  s.syncs_every = kRequestsPerSmallWriteFile;
   s.jitter = Jitter(0.1, 5);
   uint64_t settled_at = 0;
   for (uint64_t done = 64 * K; done <= 16 * G && !settled_at; done += 64 * K)
@@ -570,14 +582,10 @@ TEST(PathCosts, SmallWritesFindTheUncachedPathCheaperThanTheCache) {
 // MiB run (Device::stall_every 16: a 16 MiB run's cost varies by a quarter).
 // The bytes until the class leaves the cache (0: not within `limit`).
 uint64_t small_writes_leave_the_cache_after(const LearnTuning& tuning, double uncached, uint64_t limit) {
-  Device dev;
-  dev.buffered = 0.21;
-  dev.buffered_flush = 0.46;
-  dev.dontcache = uncached;
-  dev.direct = 2.0;
+  Device dev = small_write_device(0.21, 0.46, uncached, 2.0);
   dev.stall_every = 16;
   Stream s(tuning);
-  s.syncs_every = 1152 * M / (64 * K);
+  s.syncs_every = kRequestsPerSmallWriteFile;
   s.jitter = Jitter(0.1, 7);
   for (uint64_t done = 64 * K; done <= limit; done += 64 * K) {
     s.run(HIO_OP_WRITE, 64 * K, 2 * M, dev);
@@ -589,9 +597,10 @@ uint64_t small_writes_leave_the_cache_after(const LearnTuning& tuning, double un
 
 TEST(PathCosts, AFirstWriteVerdictNeedsOneStandardErrorBeyondTheMargin) {
   // Uncached a quarter cheaper than buffered with its flush: the class
-  // leaves the cache within the first four files (3.7 GiB here).  Held to
-  // the three standard errors a verdict once made needs to move, it did
-  // not within 16 GiB (the regret matrix writes 9 such files).
+  // leaves the cache within the first four files (3.7 GiB here; 6.1 while
+  // direct runs took 16 MiB).  Held to the three standard errors a verdict
+  // once made needs to move, it took 12.3 GiB (the regret matrix writes 9
+  // such files).
   const uint64_t sooner = small_writes_leave_the_cache_after(LearnTuning(), 0.51, 16 * G);
   EXPECT_GT(sooner, 0u);
   EXPECT_LE(sooner, 4 * 1152 * M);
@@ -790,6 +799,29 @@ TEST(PathCosts, AWriteRunPaysForTheTimeItTookBeyondItsPrice) {
   EXPECT_GT(s.explored, 0u) << "the other paths are still looked at";
   EXPECT_LE(s.explored_time, 0.035 * s.time) << "at most about 3 % of the time";
   RecordProperty("explored_time_permille", std::to_string(static_cast<int>(1000 * s.explored_time / s.time)));
+}
+
+TEST(PathCosts, ADirectWriteRunTakesTheTimeOfARunOfThePathInUse) {
+  // 64 KiB writes through the cache as the development VM measured them
+  // (buffered 0.21 ns/byte and a flush of 0.46), direct five times dearer,
+  // uncached within the margin of buffered: nothing moves, and the
+  // explored time goes where a verdict still could.  With direct runs of
+  // 16 MiB, they took most of it.
+  const Device dev = small_write_device(0.21, 0.46, 0.64, 3.3);
+  Stream s;
+  s.syncs_every = kRequestsPerSmallWriteFile;
+  s.jitter = Jitter(0.1, 11);
+  const int c = size_class(64 * K);
+  for (uint64_t done = 0; done < 10 * G; done += 64 * K) s.run(HIO_OP_WRITE, 64 * K, 2 * M, dev);
+  ASSERT_NE(s.costs.verdict(HIO_OP_WRITE, c), Verdict::kOffcache);
+  const uint64_t direct_run = s.costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
+  EXPECT_LT(direct_run, 4 * M) << "16 MiB scaled by 0.67 over 3.3 ns/byte";
+  EXPECT_GE(direct_run, 4 * 64 * K);
+  EXPECT_EQ(s.costs.run_bytes(HIO_OP_WRITE, 64 * K, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED), 16 * M);
+  const uint64_t uncached_runs = s.costs.estimate(HIO_OP_WRITE, c, HIO_PATH_DONTCACHE).samples;
+  EXPECT_GE(uncached_runs, 12u) << "of 16 MiB in 10 GiB (7 when direct runs were as long)";
+  RecordProperty("uncached_runs", std::to_string(uncached_runs));
+  EXPECT_LE(s.explored_time, 0.035 * s.time);
 }
 
 TEST(PathCosts, AReadPathWhoseFirstLookWasDearIsLookedAtAgain) {
