@@ -130,6 +130,12 @@ def fio_ceiling(args, op, bs, file_size):
     return job["read" if op == "read" else "write"]["bw_bytes"] / 1e9
 
 
+def format_ratio(ratio):
+    """Two decimals, three where two would round a miss up to the target (0.949 is not 0.95)."""
+    text = f"{ratio:.2f}"
+    return f"{ratio:.3f}" if ratio < 0.95 <= float(text) else text
+
+
 def markdown(cells, meta):
     lines = [f"Regret matrix on {meta['machine']}: hybrid's median GB/s over the best fixed policy's "
              f"(median of {meta['repeat_below']} interleaved runs per policy below the dirty limit, "
@@ -143,8 +149,8 @@ def markdown(cells, meta):
         mark = "" if regret is None or regret >= 0.95 else " **below**"
         row = (f"| {format_size(c['file_bytes'])} ({c['file_class']}) | {c['op']} | {format_size(c['bs'])} | "
                + " | ".join(med) + f" | {c.get('best_fixed', '-')} | "
-               + (f"{regret:.2f}{mark}" if regret is not None else "-") + " | "
-               + (f"{c['paired_regret']:.2f}" if c.get("paired_regret") is not None else "-") + " |")
+               + (f"{format_ratio(regret)}{mark}" if regret is not None else "-") + " | "
+               + (format_ratio(c["paired_regret"]) if c.get("paired_regret") is not None else "-") + " |")
         if meta["ceiling"]:
             row += f" {c['ceiling_gbps']:.2f} |" if c.get("ceiling_gbps") else " - |"
         lines.append(row)
@@ -209,7 +215,7 @@ def main():
         cells.append(cell)
         regret = cell.get("regret")
         print(f"    hybrid / best fixed ({cell.get('best_fixed')}) = "
-              + (f"{regret:.2f}" if regret is not None else "n/a") + f"  ({cell['seconds']:.0f} s)",
+              + (format_ratio(regret) if regret is not None else "n/a") + f"  ({cell['seconds']:.0f} s)",
               file=sys.stderr, flush=True)
     if args.ceiling:
         try:
