@@ -6,7 +6,8 @@ The learner explores reads through the cache as short runs in a direct
 stream; this times, with plain system calls (no library), every call of:
   stream   an uncached (RWF_DONTCACHE) stream of CALLS calls from offset 0;
   switch   direct reads (O_DIRECT) of the CALLS calls before the file's last
-           two, then those two uncached: the look hybrid takes at a file's end.
+           LOOK (2), then those uncached: the look hybrid takes at a file's end
+           (a longer one with --look).
 Caches are dropped before each (root: /proc/sys/vm/drop_caches).  Prints the
 median per-call milliseconds of each position, over the trials.  Exits 77
 where the kernel has no RWF_DONTCACHE (Linux 6.14+).
@@ -41,9 +42,11 @@ def main():
     ap.add_argument("--call-mib", type=int, default=64, help="bytes per call, MiB [64]")
     ap.add_argument("--calls", type=int, default=38, help="calls of the stream, and direct calls before the switch [38]")
     ap.add_argument("--trials", type=int, default=4, help="trials of each [4]")
+    ap.add_argument("--look", type=int, default=2,
+                    help="uncached calls at the file's end after the direct ones (the look's length) [2]")
     args = ap.parse_args()
-    if args.call_mib <= 0 or args.calls <= 0 or args.trials <= 0:
-        ap.error("--call-mib, --calls and --trials must be positive")
+    if args.call_mib <= 0 or args.calls <= 0 or args.trials <= 0 or args.look < 2:
+        ap.error("--call-mib, --calls and --trials must be positive, --look at least 2")
     call = args.call_mib << 20
     if args.size_mib > 0:
         ensure_file(args.file, args.size_mib << 20)
@@ -51,8 +54,9 @@ def main():
         size = os.stat(args.file).st_size
     except OSError as e:
         sys.exit(f"read_switch_probe: {args.file}: {e.strerror}")
-    if size < (args.calls + 2) * call:
-        sys.exit(f"read_switch_probe: {args.file} holds {size} bytes, fewer than {args.calls + 2} calls of {call}")
+    if size < (args.calls + args.look) * call:
+        sys.exit(f"read_switch_probe: {args.file} holds {size} bytes, fewer than {args.calls + args.look} "
+                 f"calls of {call}")
     if not os.access("/proc/sys/vm/drop_caches", os.W_OK):
         sys.exit("read_switch_probe: needs root, to drop the page cache before each trial")
     fd = os.open(args.file, os.O_RDONLY)
@@ -70,12 +74,13 @@ def main():
         drop_caches()
         stream.append([timed_read(fd, buf, i * call, RWF_DONTCACHE) for i in range(args.calls)])
         drop_caches()
-        first_direct = end - (args.calls + 1) * call
+        first_direct = end - (args.calls + args.look - 1) * call
         for i in range(args.calls):
             timed_read(dfd, buf, first_direct + i * call, 0)
-        switch.append([timed_read(fd, buf, end - call, RWF_DONTCACHE), timed_read(fd, buf, end, RWF_DONTCACHE)])
+        look_start = first_direct + args.calls * call
+        switch.append([timed_read(fd, buf, look_start + i * call, RWF_DONTCACHE) for i in range(args.look)])
         print(f"trial {trial + 1}: stream {' '.join(f'{t:.1f}' for t in stream[-1][:4])} ... ms; "
-              f"after direct {switch[-1][0]:.1f} {switch[-1][1]:.1f} ms", flush=True)
+              f"after direct {' '.join(f'{t:.1f}' for t in switch[-1])} ms", flush=True)
 
     def med(rows, i):
         return statistics.median(row[i] for row in rows)
@@ -83,7 +88,8 @@ def main():
     later = statistics.median(t for row in stream for t in row[2:]) if args.calls > 2 else float("nan")
     print(f"uncached {args.call_mib} MiB calls, median ms of {args.trials} trials: stream first {med(stream, 0):.1f}, "
           f"second {med(stream, 1) if args.calls > 1 else float('nan'):.1f}, later {later:.1f}; "
-          f"after direct reads first {med(switch, 0):.1f}, second {med(switch, 1):.1f}")
+          f"after direct reads first {med(switch, 0):.1f}, second {med(switch, 1):.1f}"
+          + (f", then {' '.join(f'{med(switch, i):.1f}' for i in range(2, args.look))}" if args.look > 2 else ""))
 
 
 if __name__ == "__main__":
