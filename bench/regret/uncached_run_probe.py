@@ -29,14 +29,9 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "torch"))
 from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
 from fresh_memory_probe import RWF_DONTCACHE  # noqa: E402  (bench/torch, torch-free)
+from regret_matrix import parse_size  # noqa: E402  (beside this file)
 
 VARIANTS = ("buffered", "synced", "uncached")
-
-
-def parse_size(text):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
 
 
 def write_file(path, variant, args, buf):

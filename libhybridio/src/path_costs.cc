@@ -281,6 +281,10 @@ bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, 
   return true;
 }
 
+bool FsCosts::measured_dearer(hio_op op, int c, hio_path path, hio_path than) const {
+  return known(op, c, path) && known(op, c, than) && clearly_cheaper(op, c, than, path);
+}
+
 hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const {
   hio_path first = HIO_PATH_COUNT;
   for (int step = 1; step <= HIO_PATH_COUNT; ++step) {
@@ -289,7 +293,7 @@ hio_path FsCosts::next_turn(hio_op op, int c, hio_path decided, bool dontcache_o
     if (first == HIO_PATH_COUNT) first = path;
     // The budget goes where a verdict could still move: a path measured
     // clearly dearer than the one in use is looked at every fourth turn.
-    const bool dearer = known(op, c, path) && known(op, c, decided) && clearly_cheaper(op, c, decided, path);
+    const bool dearer = measured_dearer(op, c, path, decided);
     if (!dearer || explorations_[op][c] % 4 == 3) return path;
   }
   return first;
@@ -327,7 +331,7 @@ uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path, hio_path dec
     return std::min<uint64_t>(run, std::max(first_look, batch));
   }
   if (op == HIO_OP_WRITE && path == HIO_PATH_DIRECT && decided < HIO_PATH_COUNT && decided != path &&
-      known(op, c, path) && known(op, c, decided) && clearly_cheaper(op, c, decided, path)) {
+      measured_dearer(op, c, path, decided)) {
     const double share = cost(op, c, decided) / cost(op, c, path);
     const uint64_t timed = static_cast<uint64_t>(static_cast<double>(run) * share) / len * len;
     return std::min(run, std::max(first_look, timed));

@@ -413,6 +413,10 @@ class FsCosts {
   // A path measured clearly dearer than the one in use gets every fourth
   // turn only, while another is still worth a look.
   hio_path next_turn(hio_op op, int c, hio_path decided, bool dontcache_ok) const;
+  // Both measured in (op, c), and `path` clearly dearer than `than` (the
+  // test of a verdict): a turn at it is taken less often (next_turn), a
+  // direct write run at it is shortened (run_bytes).
+  bool measured_dearer(hio_op op, int c, hio_path path, hio_path than) const;
   // Folds one sample (a call, or a batch of cached writes) into an estimate.
   bool fold_sample(hio_op op, int c, hio_path path, uint64_t len, double ns);
   // The nanoseconds `len` bytes on `path` are measured to take.
