@@ -236,7 +236,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   bool starts_run = false;
   uint64_t run_len = 0;
   bool first_look = false;
-  bool cold_start = false;
+  uint64_t ramp = 0;
   FsCosts& costs = fs.costs.of(at_random);
   {
     std::unique_lock<std::mutex> lock(fs.mu, std::try_to_lock);
@@ -262,17 +262,15 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       if (starts_run) {
         run_len = costs.run_bytes(op, len, target, decided);
         first_look = !costs.known(op, size_class(len), target);
-        // A run through the cache in a direct stream: its first request
-        // starts the kernel's readahead cold, which a stream of that path
-        // pays once.  A lone 64 MiB uncached read took 35-87 ms where the
-        // same reads in a stream took 24-25 (docs/performance.md,
-        // nineteenth session): measured, the first looks priced uncached
-        // 64 MiB reads at 1.0-1.9 GB/s in a cell where an uncached stream
-        // read 2.7.  It is not measured (skip_first() below), and the run is
-        // one request longer.  Reads at random are each their own start on
-        // every path.
-        cold_start = op == HIO_OP_READ && !at_random && decided == HIO_PATH_DIRECT && target != HIO_PATH_DIRECT;
-        if (cold_start) run_len += len;
+        // A run through the cache in a direct stream starts the kernel's
+        // readahead cold, which a stream of that path pays once: its first
+        // requests are not measured (skip_ramp() below), and the run is
+        // that much longer (FsCosts::ramp_bytes).  A lone 64 MiB uncached
+        // read took 35-87 ms where the same reads in a stream took 24-25
+        // (docs/performance.md, nineteenth session), and the second still
+        // 25 % more than the stream's later ones.
+        ramp = costs.ramp_bytes(op, len, target, decided);
+        run_len += ramp;
       }
     }
   }
@@ -346,10 +344,10 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       // A read run's start is not measured (ExploreRun::unmeasured_until):
       // an uncached one's over what the stream's readahead cached, a direct
       // one's first request (unless it is the whole run), and the first
-      // request of one through the cache in a direct stream.
+      // requests of one through the cache in a direct stream (its ramp).
       const bool direct_read = op == HIO_OP_READ && target == HIO_PATH_DIRECT;
-      if (cold_start)
-        run.skip_first(target, req.offset, len);
+      if (ramp)
+        run.skip_ramp(target, req.offset, len, ramp);
       else
         run.skip_start(req.offset, len, direct_read ? len : cached_ahead);
     } else {

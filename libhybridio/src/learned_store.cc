@@ -100,7 +100,8 @@ std::string learned_text(const std::string& key, const FsCostSet& costs) {
   out.precision(6);
   out << "# hybridio learned path costs (docs/policy.md, \"Learned thresholds\")\n"
       << "schema " << kSchema << "\nfs " << key << "\n"
-      << "# op class path samples ns_per_byte variance deferred_samples deferred_ns_per_byte variance\n";
+      << "# op class path samples ns_per_byte variance deferred_samples deferred_ns_per_byte variance"
+         " [paired: samples own_ns_per_byte ns_per_byte variance]\n";
   for (const LineKind& kind : kKinds)  // randread last: a reader before it stops there, keeping the rest
     for (int c = 0; c < kSizeClasses; ++c)
       for (int p = 0; p < HIO_PATH_COUNT; ++p) {
@@ -109,7 +110,11 @@ std::string learned_text(const std::string& key, const FsCostSet& costs) {
         if (e.samples == 0 && e.deferred_samples == 0) continue;
         out << kind.word << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(static_cast<hio_path>(p))
             << ' ' << e.samples << ' ' << e.ns_per_byte << ' ' << e.ns_var << ' ' << e.deferred_samples << ' '
-            << e.deferred_ns_per_byte << ' ' << e.deferred_var << '\n';
+            << e.deferred_ns_per_byte << ' ' << e.deferred_var;
+        if (e.paired_samples)
+          out << ' ' << e.paired_samples << ' ' << e.paired_own_ns_per_byte << ' ' << e.paired_ns_per_byte << ' '
+              << e.paired_var;
+        out << '\n';
       }
   return out.str();
 }
@@ -143,6 +148,12 @@ bool parse_learned(const std::string& text, FsCostSet* costs) {
     if (!(words >> size >> path >> e.samples >> e.ns_per_byte >> e.ns_var >> e.deferred_samples >>
           e.deferred_ns_per_byte >> e.deferred_var))
       return false;
+    // Optional (written since 2026-11-29): the pairing of an off-cache path.
+    if (!(words >> e.paired_samples >> e.paired_own_ns_per_byte >> e.paired_ns_per_byte >> e.paired_var) ||
+        !(e.paired_own_ns_per_byte >= 0) || !(e.paired_ns_per_byte >= 0) || !(e.paired_var >= 0)) {
+      e.paired_samples = 0;
+      e.paired_own_ns_per_byte = e.paired_ns_per_byte = e.paired_var = 0;
+    }
     uint64_t bytes;
     if (!parse_size(size, &bytes) || size_class(bytes) < 0 || class_floor(size_class(bytes)) != bytes) return false;
     if (!(e.ns_per_byte >= 0) || !(e.deferred_ns_per_byte >= 0) || !(e.ns_var >= 0) || !(e.deferred_var >= 0))

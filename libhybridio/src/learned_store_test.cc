@@ -33,6 +33,9 @@ FsCostSet some_costs() {
   c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, dontcache);
   c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001, 0, 0, 0});
   c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001, 0, 0, 0});
+  // Uncached reads looked at while direct ones were in use, paired with them.
+  c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE,
+                 {6, 0.31, 0.0004, 0, 0, 0, 6, 0.3, 0.31, 0.00002});
   // Reads at random of the same class, measured the other way round.
   set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {11, 0.8, 0.0002, 0, 0, 0});
   set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE, {11, 0.41, 0.0003, 0, 0, 0});
@@ -52,6 +55,10 @@ void expect_same(const FsCosts& a, const FsCosts& b) {
         EXPECT_NEAR(x.deferred_ns_per_byte, y.deferred_ns_per_byte, 1e-5 * x.deferred_ns_per_byte);
         EXPECT_NEAR(x.ns_var, y.ns_var, 1e-5 * x.ns_var);
         EXPECT_NEAR(x.deferred_var, y.deferred_var, 1e-5 * x.deferred_var);
+        EXPECT_EQ(x.paired_samples, y.paired_samples);
+        EXPECT_NEAR(x.paired_own_ns_per_byte, y.paired_own_ns_per_byte, 1e-5 * x.paired_own_ns_per_byte);
+        EXPECT_NEAR(x.paired_ns_per_byte, y.paired_ns_per_byte, 1e-5 * x.paired_ns_per_byte);
+        EXPECT_NEAR(x.paired_var, y.paired_var, 1e-5 * x.paired_var);
       }
   }
 }
@@ -96,6 +103,13 @@ TEST(LearnedStore, ForeignTextIsRefused) {
   EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nrandread 64K dontcache 2 0.5 0 0 0 0\n", &c));
   EXPECT_EQ(c.random_reads.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 2u);
   EXPECT_EQ(c.streams.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 0u);
+  // The pairing of an off-cache path is optional, and dropped when it does not parse.
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nread 64M dontcache 4 0.3 0 0 0 0 4 0.3 0.4 0.001\n", &c));
+  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_samples, 4u);
+  EXPECT_DOUBLE_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_ns_per_byte, 0.4);
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nread 64M dontcache 4 0.3 0 0 0 0 4 0.3 -1 0.001\n", &c));
+  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_samples, 0u);
+  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).samples, 4u);
 }
 
 TEST(LearnedStore, MissingOrUnwritableIsAValueNotAFailure) {

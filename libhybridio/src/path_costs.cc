@@ -112,6 +112,21 @@ bool FsCosts::fold_sample(hio_op op, int c, hio_path path, uint64_t len, double 
   PathEstimate& e = est_[op][c][path];
   ++e.samples;
   fold(&e.ns_per_byte, &e.ns_var, e.samples, ns / static_cast<double>(len), tuning_.damping);
+  // A read off the cache, of the path not in use, is paired with the
+  // estimate of the one in use, once that one has a full window of samples
+  // (it follows the device's pace).  Not writes: the uncached path stalls
+  // on its own writeback now and then (AStallOfThePathInUseDoesNotMoveIt),
+  // and a direct write paired with such a stall would move the class.
+  const hio_path in_use = off_cache_in_use(op, c);
+  if (op == HIO_OP_READ && !reads_at_random_ && path != HIO_PATH_BUFFERED && path != in_use &&
+      est_[op][c][in_use].samples >= std::max<uint32_t>(tuning_.damping, 1)) {
+    const double own = ns / static_cast<double>(len), then = est_[op][c][in_use].ns_per_byte;
+    double diff = e.paired_own_ns_per_byte - e.paired_ns_per_byte, unused_var = 0;
+    ++e.paired_samples;
+    fold(&e.paired_own_ns_per_byte, &unused_var, e.paired_samples, own, tuning_.damping);
+    fold(&e.paired_ns_per_byte, &unused_var, e.paired_samples, then, tuning_.damping);
+    fold(&diff, &e.paired_var, e.paired_samples, own - then, tuning_.damping);
+  }
   dirty_ = true;
   return reconsider(op, c, len);
 }
@@ -180,7 +195,7 @@ double FsCosts::variance_of_cost(hio_op op, int c, hio_path path, double call_va
   return v;
 }
 
-bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas) const {
+bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas, bool await_pairs) const {
   // The variance of one sample: a path's own once it has a full damping
   // window of samples; before that, the larger of the two paths' (a path
   // explored a few times can look steadier than it is by luck, and the
@@ -195,9 +210,45 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double s
     return e.deferred_samples >= window ? e.deferred_var : std::max(x.deferred_var, y.deferred_var);
   };
   if (sigmas < 0) sigmas = tuning_.noise_sigmas;
-  const double noise = sigmas * std::sqrt(variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
-                                          variance_of_cost(op, c, b, call_var(y), deferred_var(y)));
-  return cost(op, c, a) * margin() + noise < cost(op, c, b);
+  double cost_a, cost_b, variance;
+  if (!paired_cost(op, c, a, b, &cost_a, &cost_b, &variance) && !paired_cost(op, c, b, a, &cost_b, &cost_a, &variance)) {
+    if (await_pairs && awaits_pairs(op, c, a, b)) return false;
+    cost_a = cost(op, c, a);
+    cost_b = cost(op, c, b);
+    variance = variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
+               variance_of_cost(op, c, b, call_var(y), deferred_var(y));
+  }
+  return cost_a * margin() + sigmas * std::sqrt(variance) < cost_b;
+}
+
+hio_path FsCosts::off_cache_in_use(hio_op op, int c) const {
+  // As File::steer(): a read stream goes as its class prefers.
+  const bool uncached = op == HIO_OP_WRITE ? stream_prefers_dontcache(packed_[op], c, uncached_first(op))
+                                           : prefers_dontcache(packed_[op], c);
+  return uncached ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+}
+
+bool FsCosts::awaits_pairs(hio_op op, int c, hio_path a, hio_path b) const {
+  if (op != HIO_OP_READ || reads_at_random_ || a == HIO_PATH_BUFFERED || b == HIO_PATH_BUFFERED || a == b)
+    return false;
+  const hio_path in_use = off_cache_in_use(op, c);
+  return (a == in_use || b == in_use) && est_[op][c][in_use].samples >= std::max<uint32_t>(tuning_.damping, 1);
+}
+
+bool FsCosts::paired_cost(hio_op op, int c, hio_path path, hio_path than, double* path_ns, double* than_ns,
+                          double* variance) const {
+  if (op != HIO_OP_READ || path == HIO_PATH_BUFFERED || than == HIO_PATH_BUFFERED || path == than ||
+      than != off_cache_in_use(op, c))
+    return false;
+  const PathEstimate& e = est_[op][c][path];
+  if (e.paired_samples < tuning_.min_samples) return false;
+  *path_ns = e.paired_own_ns_per_byte;
+  *than_ns = e.paired_ns_per_byte;
+  // As variance_of_cost(): an exponential average of weight 1/N has the
+  // variance of a mean of about 2N - 1 samples.
+  const uint64_t window = 2ULL * std::max<uint32_t>(tuning_.damping, 1) - 1;
+  *variance = e.paired_var / static_cast<double>(std::min(e.paired_samples, window));
+  return true;
 }
 
 bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
@@ -209,8 +260,10 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   // Off the cache: the path in use until the other is measured and clearly cheaper.
   const bool both_measured = known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE);
   if (both_measured) {
-    if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT)) uncached = true;
-    if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE)) uncached = false;
+    // A move waits for paired samples, unless the estimates were set
+    // outright (loaded, seeded): those are compared as they are.
+    if (!uncached && clearly_cheaper(op, c, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, -1, confirm)) uncached = true;
+    if (uncached && clearly_cheaper(op, c, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE, -1, confirm)) uncached = false;
   }
   if ((before >> (48 + c)) & 1) {  // a measured preference: a move of it waits
     const bool was_uncached = prefers_dontcache(before, c);
@@ -270,7 +323,7 @@ bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, 
     return true;
   }
   if (!wanted) {
-    if (cost(op, c, kept) * margin() < cost(op, c, other)) bytes -= std::min(bytes, sampled);
+    if (clearly_cheaper(op, c, kept, other, 0)) bytes -= std::min(bytes, sampled);
     return true;
   }
   if (bytes + sampled < tuning_.move_confirm_bytes) {
@@ -318,7 +371,7 @@ double FsCosts::time_of(hio_op op, int c, hio_path path, hio_path decided, uint6
 }
 
 uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const {
-  const uint64_t run = std::max(len, tuning_.explore_run_bytes);
+  uint64_t run = std::max(len, tuning_.explore_run_bytes);
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return run;
   const uint64_t first_look = (tuning_.min_samples + uint64_t{1}) * len;
@@ -334,9 +387,19 @@ uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path, hio_path dec
       measured_dearer(op, c, path, decided)) {
     const double share = cost(op, c, decided) / cost(op, c, path);
     const uint64_t timed = static_cast<uint64_t>(static_cast<double>(run) * share) / len * len;
-    return std::min(run, std::max(first_look, timed));
+    run = std::min(run, std::max(first_look, timed));
   }
+  // What a run skips of its start, it measures after it at least (a first
+  // look excepted: it is one sample, the cheapest the class can take).
+  if (ramp_bytes(op, len, path, decided))
+    run = std::max<uint64_t>(run, tuning_.cold_read_ramp_requests * len);
   return run;
+}
+
+uint64_t FsCosts::ramp_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const {
+  const bool cold_start = op == HIO_OP_READ && !reads_at_random_ && decided == HIO_PATH_DIRECT &&
+                          path != HIO_PATH_DIRECT && path < HIO_PATH_COUNT && size_class(len) >= 0;
+  return cold_start ? std::max<uint64_t>(tuning_.cold_read_ramp_requests, 1) * len : 0;
 }
 
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {

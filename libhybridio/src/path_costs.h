@@ -93,6 +93,19 @@ struct LearnTuning {
   // readahead, writeback) shows in a stream of it, not in one request in
   // the middle of another path's stream.
   uint64_t explore_run_bytes = 16 << 20;
+  // A run through the cache in a direct read stream (FsCosts::ramp_bytes)
+  // leaves this many of its requests unmeasured, and once the path has a
+  // sample there, measures at least as many after them (a run of 64 MiB
+  // requests: six, three measured): such a run starts the kernel's
+  // readahead of the file cold, and an uncached stream takes a few hundred
+  // MiB to reach its pace.
+  // 64 MiB uncached calls of a 7 GiB file on the development VM, median
+  // of 3 cold starts: 46.7, 27.5, 25.3, 24.3, 23.5, 22.6 ms, then 22.0;
+  // 16 MiB calls 18.8, 9.0, 8.2, 6.6 ... 6.0 from the ninth.  Measured at
+  // its second call, the uncached path of a 64 MiB class was priced at
+  // 0.42-0.44 ns/byte where an uncached stream read at 0.33, and the class
+  // read direct at 0.79x of uncached (regret matrix, 2026-11-29).
+  uint32_t cold_read_ramp_requests = 3;
   // Off the page cache, a write class starts uncached (where the kernel
   // has RWF_DONTCACHE) and goes direct once direct is measured clearly
   // cheaper in it (or in the nearest smaller class measured both ways);
@@ -155,6 +168,14 @@ struct PathEstimate {
   uint64_t deferred_samples = 0;  // writes: syncs/closes that charged this path
   double deferred_ns_per_byte = 0;
   double deferred_var = 0;
+  // Reads off the cache, a path sampled while the other one is in use
+  // (FsCosts::paired_cost): its samples since, what the path in use cost
+  // (its estimate) at those moments, averaged alike, and the variance of
+  // the difference of the two.
+  uint64_t paired_samples = 0;
+  double paired_own_ns_per_byte = 0;
+  double paired_ns_per_byte = 0;
+  double paired_var = 0;
 };
 
 // Where a size class belongs, as measured.  kUnknown: not measured well
@@ -264,13 +285,14 @@ struct ExploreRun {
     unmeasured_until = first_offset + bytes;
     bytes_left += first_len;
   }
-  // Right after start(): its first request, `first_len` bytes at
-  // `first_offset`, is not measured, and the run goes on for the bytes
-  // start() gave it after that one - a run of one request as well.
-  void skip_first(hio_path explored, uint64_t first_offset, uint64_t first_len) {
-    if (start_class < 0) return;  // start() did not run
+  // Right after start(): the requests that start in its first `ramp`
+  // bytes from its first request (`first_len` bytes at `first_offset`) are
+  // not measured, and the run goes on for the bytes start() gave it after
+  // them - a run of one request as well (FsCosts::ramp_bytes).
+  void skip_ramp(hio_path explored, uint64_t first_offset, uint64_t first_len, uint64_t ramp) {
+    if (start_class < 0 || ramp == 0) return;  // start() did not run, or nothing to skip
     path = explored;
-    unmeasured_until = first_offset + first_len;
+    unmeasured_until = first_offset + ramp;
     bytes_left += first_len;
   }
   // Requests that start before `end` are not measured either.
@@ -292,7 +314,10 @@ struct ExploreRun {
 
 class FsCosts {
  public:
-  explicit FsCosts(const LearnTuning& tuning = LearnTuning()) : tuning_(tuning) {}
+  // `reads_at_random`: these are the costs of reads at random
+  // (FsCostSet::random_reads), each request its own start on every path.
+  explicit FsCosts(const LearnTuning& tuning = LearnTuning(), bool reads_at_random = false)
+      : tuning_(tuning), reads_at_random_(reads_at_random) {}
 
   // One request of `len` bytes that took `ns` on `path`.  True when a
   // verdict moved.
@@ -398,7 +423,17 @@ class FsCosts {
   // runs took 60 % of the class's explored time, which left the uncached
   // path, whose verdict could still move, 6 runs in 10 GiB.  A read run is
   // also held to its price in time (spend()).
+  // A run through the cache in a direct read stream measures at least
+  // cold_read_ramp_requests requests, after as many unmeasured (ramp_bytes),
+  // unless it is a first look (one sample at the cheapest).
   uint64_t run_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided = HIO_PATH_COUNT) const;
+  // The unmeasured start of a run exploring `path` with requests of `len`
+  // in a read stream sent down `decided`, beyond the bytes run_bytes()
+  // measures: cold_read_ramp_requests requests where the run goes through
+  // the cache in a direct stream (its readahead starts cold), else 0.  Its
+  // requests are paid for with the class's credit as they come
+  // (charge_credit).
+  uint64_t ramp_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const;
   const LearnTuning& tuning() const { return tuning_; }
   // Where nothing is measured both ways, whether `op` goes uncached off the
   // cache (LearnTuning::uncached_writes_first).
@@ -435,13 +470,36 @@ class FsCosts {
   // How much cheaper one side must be to move a verdict, as a factor.
   double margin() const { return 1.0 + tuning_.margin_percent / 100.0; }
   // Path a costs less than b by the margin plus `sigmas` standard errors
-  // of the difference (noise_sigmas if negative).
-  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas = -1) const;
+  // of the difference (noise_sigmas if negative).  Direct against uncached
+  // reads compares the one not in use, once it has min_samples paired
+  // samples, with what the one in use cost at the same moments
+  // (paired_cost()); before that, with `await_pairs` (a move of the
+  // preference) and once the one in use follows the pace (awaits_pairs()),
+  // neither is clearly cheaper.
+  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas = -1, bool await_pairs = false) const;
+  // Off the cache, the path (op, c) uses: uncached or direct.
+  hio_path off_cache_in_use(hio_op op, int c) const;
+  // Reads: a and b are direct and uncached, and the one in use has a full
+  // damping window of samples: the other's are paired with it as they come
+  // (fold_sample()), and only paired samples compare the two.  Its
+  // estimate from before (when it was the one in use, or looked at before
+  // the pairing began) is of other periods.
+  bool awaits_pairs(hio_op op, int c, hio_path a, hio_path b) const;
+  // Reads: `path`'s cost and what `than` cost at the same moments, and
+  // the squared standard error of their difference, when `path` is the
+  // off-cache path not in use and has min_samples samples paired with
+  // `than`, the one in use; false otherwise.  The device's pace moves
+  // under both (this VM: 1.4 or 2.4 GB/s for minutes at a time): the path
+  // in use is sampled all along and its estimate follows the pace, the
+  // other is sampled in a few runs, each in its own period.
+  bool paired_cost(hio_op op, int c, hio_path path, hio_path than, double* path_ns, double* than_ns,
+                   double* variance) const;
   // The squared standard error of cost(), given the variance of one sample.
   double variance_of_cost(hio_op op, int c, hio_path path, double call_var, double deferred_var) const;
   static void fold(double* avg, double* var, uint64_t n, double sample, uint32_t damping);
 
   LearnTuning tuning_;
+  bool reads_at_random_ = false;
   PathEstimate est_[2][kSizeClasses][HIO_PATH_COUNT];
   PackedVerdicts packed_[2] = {0, 0};
   // Exploration, per direction and size class (a class earns its own
@@ -499,7 +557,8 @@ inline bool steady_in_stream(hio_op op, bool sequential, hio_path previous, hio_
 // at 1.12 GB/s where uncached had read 1.8 (docs/performance.md,
 // seventeenth session).  random_reads uses its read direction only.
 struct FsCostSet {
-  explicit FsCostSet(const LearnTuning& tuning = LearnTuning()) : streams(tuning), random_reads(tuning) {}
+  explicit FsCostSet(const LearnTuning& tuning = LearnTuning())
+      : streams(tuning), random_reads(tuning, true) {}
   FsCosts streams;       // writes, and reads of streams
   FsCosts random_reads;  // reads at random
   FsCosts& of(bool at_random) { return at_random ? random_reads : streams; }

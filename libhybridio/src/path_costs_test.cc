@@ -365,22 +365,101 @@ TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   EXPECT_TRUE(one.measures(0)) << "a run of one request is its own stream";
 }
 
-TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsFirstRequest) {
-  // Its first request starts the kernel's readahead cold: a run of one
-  // 64 MiB request becomes two, and only the second is measured.
+TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
+  // Its first requests start the kernel's readahead cold: a run of 64 MiB
+  // requests skips three, and measures one as a first look, three after.
+  FsCosts costs;
+  const uint64_t ramp = costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
+  EXPECT_EQ(ramp, 192 * M);
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 64 * M);
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 64 * M, 22'000'000);
+  ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).samples, 1u);
+  const uint64_t measured = costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
+  EXPECT_EQ(measured, 192 * M);
   ExploreRun run;
-  run.start(HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, 0, 64 * M, 64 * M);
-  EXPECT_FALSE(run.active()) << "one request: over at once";
-  run.skip_first(HIO_PATH_DONTCACHE, 0, 64 * M);
+  run.start(HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, 0, 64 * M, measured);
+  run.skip_ramp(HIO_PATH_DONTCACHE, 0, 64 * M, ramp);
+  int measured_calls = 0, calls = 1;
   EXPECT_FALSE(run.measures(0));
-  ASSERT_TRUE(run.continues(64 * M, 64 * M, HIO_PATH_DIRECT));
-  EXPECT_TRUE(run.measures(64 * M));
-  run.advance(64 * M, 64 * M);
+  for (uint64_t at = 64 * M; run.continues(at, 64 * M, HIO_PATH_DIRECT); at += 64 * M, ++calls) {
+    measured_calls += run.measures(at);
+    run.advance(at, 64 * M);
+  }
+  EXPECT_EQ(calls, 6);
+  EXPECT_EQ(measured_calls, 3);
   EXPECT_FALSE(run.active());
+  // Small requests: the ramp is three of them, the run as long as ever.
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT), 192 * K);
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT),
+            costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE));
+  // No ramp: a direct run, a run in a stream through the cache, writes,
+  // and reads at random (each its own start on every path).
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 0u);
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED), 0u);
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_WRITE, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 0u);
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED), 64 * M);
+  FsCostSet set;
+  EXPECT_EQ(set.random_reads.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 0u);
+  EXPECT_EQ(set.streams.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), ramp);
   // Without a start (a request below the smallest class), nothing.
   ExploreRun none;
-  none.skip_first(HIO_PATH_DONTCACHE, 0, 64 * M);
+  none.skip_ramp(HIO_PATH_DONTCACHE, 0, 64 * M, ramp);
   EXPECT_FALSE(none.active());
+}
+
+TEST(PathCosts, AReadPathLookedAtInOtherPeriodsIsJudgedAgainstThePathInUseThen) {
+  // The development VM's pace moves under every path for minutes at a
+  // time (64 MiB reads: 1.4 or 2.4 GB/s).  The path in use is sampled all
+  // along and its estimate follows the pace; the other is looked at now
+  // and then, each look in its own period.  Here uncached reads cost 15-20 %
+  // less than direct ones in every period, but their looks fell one slow
+  // period and one fast one apart: their average is dearer than what
+  // direct costs now, and cheaper than what it cost when they were taken.
+  FsCosts costs;
+  const uint64_t len = 64 * M;
+  const int c = size_class(len);
+  auto in_use = [&] { return prefers_dontcache(costs.packed(HIO_OP_READ), c) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT; };
+  struct Pace {
+    double direct, uncached;
+  };
+  auto period = [&](const Pace& pace, int calls, int looks) {
+    auto call = [&](hio_path p) {
+      const double ns_per_byte = p == HIO_PATH_DIRECT ? pace.direct : pace.uncached;
+      costs.add_sample(HIO_OP_READ, p, len, static_cast<uint64_t>(ns_per_byte * static_cast<double>(len)));
+    };
+    for (int i = 0; i < calls; ++i) call(in_use());
+    const hio_path other = in_use() == HIO_PATH_DIRECT ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
+    for (int i = 0; i < looks; ++i) call(other);
+  };
+  const Pace slow{0.70, 0.60}, fast{0.41, 0.34};
+  period(fast, 40, 0);
+  period(slow, 40, 2);
+  EXPECT_FALSE(prefers_dontcache(costs.packed(HIO_OP_READ), c)) << "two looks: not measured yet";
+  period(fast, 40, 2);
+  EXPECT_TRUE(prefers_dontcache(costs.packed(HIO_OP_READ), c)) << "judged against direct at the same moments";
+  EXPECT_GT(costs.cost(HIO_OP_READ, c, HIO_PATH_DONTCACHE), costs.cost(HIO_OP_READ, c, HIO_PATH_DIRECT))
+      << "against what direct costs now, the looks seem dearer";
+  const PathEstimate& looks = costs.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE);
+  EXPECT_EQ(looks.paired_samples, 3u) << "moved at the third (min_samples); the fourth was in use";
+  EXPECT_LT(looks.paired_own_ns_per_byte * 1.1, looks.paired_ns_per_byte);
+  // Uncached in use: direct's estimate is of a fast period, and a slow
+  // one does not make it look cheaper; looks paired with the uncached
+  // stream do not either.
+  period(fast, 40, 0);
+  period(slow, 40, 0);
+  EXPECT_TRUE(prefers_dontcache(costs.packed(HIO_OP_READ), c)) << "direct's estimate is of another period";
+  period(slow, 40, 3);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, c, HIO_PATH_DIRECT).paired_samples, 3u);
+  EXPECT_TRUE(prefers_dontcache(costs.packed(HIO_OP_READ), c));
+  // Were direct really cheaper now, paired looks would show it.
+  const Pace changed{0.40, 0.60};
+  for (int i = 0; i < 30 && prefers_dontcache(costs.packed(HIO_OP_READ), c); ++i) period(changed, 40, 3);
+  EXPECT_FALSE(prefers_dontcache(costs.packed(HIO_OP_READ), c)) << "the device changed: back to direct";
+  // Writes are not paired: the uncached path stalls on its own writeback
+  // (AStallOfThePathInUseDoesNotMoveIt).
+  for (int i = 0; i < 40; ++i) costs.add_sample(HIO_OP_WRITE, HIO_PATH_DONTCACHE, len, 20'000'000);
+  costs.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, len, 30'000'000);
+  EXPECT_EQ(costs.estimate(HIO_OP_WRITE, c, HIO_PATH_DIRECT).paired_samples, 0u);
 }
 
 TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
