@@ -86,6 +86,12 @@ def main():
         return statistics.median(row[i] for row in rows)
 
     later = statistics.median(t for row in stream for t in row[2:]) if args.calls > 2 else float("nan")
+    # How the stream reaches its pace (the learner skips a look's first calls for it).
+    shown = min(args.calls, 12)
+    print(f"uncached stream, median ms per call by position 1-{shown}: "
+          + " ".join(f"{med(stream, i):.1f}" for i in range(shown))
+          + (f"; median of the calls after: {statistics.median(t for row in stream for t in row[shown:]):.1f}"
+             if args.calls > shown else ""))
     print(f"uncached {args.call_mib} MiB calls, median ms of {args.trials} trials: stream first {med(stream, 0):.1f}, "
           f"second {med(stream, 1) if args.calls > 1 else float('nan'):.1f}, later {later:.1f}; "
           f"after direct reads first {med(switch, 0):.1f}, second {med(switch, 1):.1f}"
