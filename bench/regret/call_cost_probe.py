@@ -131,7 +131,9 @@ def main():
                 drop_caches()
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), args.file, "--lib", args.lib,
                                       "--call-mib", str(args.call_mib), "--worker"],
-                                     env=env, check=True, capture_output=True, text=True)
+                                     env=env, capture_output=True, text=True)
+            if out.returncode != 0:  # a sanitized library aborts a plain python, for one
+                sys.exit(f"call_cost_probe: the {p} stream failed (exit {out.returncode}):\n{out.stderr.strip()}")
             runs[p].append(json.loads(out.stdout))
             print(f"trial {trial + 1} {p}: {len(runs[p][-1]) * call / sum(runs[p][-1]):.2f} GB/s", file=sys.stderr)
     print(f"{args.file}: {size} bytes in {args.call_mib} MiB calls, caches dropped before each stream")
