@@ -420,11 +420,6 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   const bool explored_cached_write = explored && req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT;
   const bool at_random = reads_at_random(req);
   FsCosts& costs = fs->costs.of(at_random);
-  // A direct read stream's calls take turns waiting for its read-ahead
-  // window: it is sampled over the window's span.
-  const uint64_t period = req.op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && !at_random
-                              ? ReadAhead::window_for(engine_settings().read_ahead, req.length)
-                              : 0;
   bool moved = false;
   {
     std::unique_lock<std::mutex> lock(fs->mu, std::defer_lock);
@@ -432,7 +427,7 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
       lock.lock();
     else if (!lock.try_lock())
       return;  // another thread is recording: one sample fewer
-    moved = costs.add_sample(req.op, d.path, req.length, ns, period);
+    moved = costs.add_sample(req.op, d.path, req.length, ns);
     if (explored_read) {
       std::lock_guard<std::mutex> run_lock(run_mu_);
       ExploreRun& run = runs_[HIO_OP_READ];

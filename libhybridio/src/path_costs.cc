@@ -70,7 +70,7 @@ void FsCosts::fold(double* avg, double* var, uint64_t n, double sample, uint32_t
   *var = (1 - weight) * (*var + weight * delta * delta);
 }
 
-bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns, uint64_t period_bytes) {
+bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns) {
   const int c = size_class(len);
   if (c < 0 || path >= HIO_PATH_COUNT) return false;
   if (op == HIO_OP_WRITE && path == HIO_PATH_DIRECT) return fold_sample(op, c, path, len, static_cast<double>(ns));
@@ -79,10 +79,8 @@ bool FsCosts::add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns, ui
   b.bytes += len;
   b.ns += static_cast<double>(ns);
   b.class_bytes[c] += len;
-  const uint64_t read_batch = path == HIO_PATH_DIRECT ? std::max(tuning_.read_batch_bytes, period_bytes)
-                                                      : tuning_.read_batch_bytes;
   const bool full = op == HIO_OP_WRITE ? b.calls >= tuning_.cached_write_batch && b.bytes >= tuning_.cached_batch_bytes
-                                       : b.bytes >= read_batch;
+                                       : b.bytes >= tuning_.read_batch_bytes;
   return full && fold_batch(op, path, &b);
 }
 
@@ -213,16 +211,14 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double s
   };
   if (sigmas < 0) sigmas = tuning_.noise_sigmas;
   double cost_a, cost_b, variance;
-  const bool paired =
-      paired_cost(op, c, a, b, &cost_a, &cost_b, &variance) || paired_cost(op, c, b, a, &cost_b, &cost_a, &variance);
-  if (!paired) {
+  if (!paired_cost(op, c, a, b, &cost_a, &cost_b, &variance) && !paired_cost(op, c, b, a, &cost_b, &cost_a, &variance)) {
     if (await_pairs && awaits_pairs(op, c, a, b)) return false;
     cost_a = cost(op, c, a);
     cost_b = cost(op, c, b);
     variance = variance_of_cost(op, c, a, call_var(x), deferred_var(x)) +
                variance_of_cost(op, c, b, call_var(y), deferred_var(y));
   }
-  return cost_a * margin(paired) + sigmas * std::sqrt(variance) < cost_b;
+  return cost_a * margin() + sigmas * std::sqrt(variance) < cost_b;
 }
 
 hio_path FsCosts::off_cache_in_use(hio_op op, int c) const {

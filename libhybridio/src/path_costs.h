@@ -55,13 +55,6 @@ struct LearnTuning {
   uint32_t min_samples = 3;      // samples each side needs before it can move a verdict
   uint32_t margin_percent = 10;  // how much cheaper the other side must be to move a verdict ...
   double noise_sigmas = 3;       // ... plus this many standard errors of the difference
-  // The margin of a paired comparison (direct against uncached reads,
-  // FsCosts::paired_cost()): the device's pace is the same on both sides,
-  // and the side not in use is measured in the short looks it is explored
-  // in, dearer than a stream of it (2026-11-29, 64 MiB uncached reads
-  // after a direct stream: 25.5 ms per call measured past the look's ramp,
-  // 22.7 in a stream; direct 28), which holds the class where it is.
-  uint32_t paired_margin_percent = 3;
   // A write class's first verdict, from nothing measured, goes off the
   // cache with only this many standard errors beyond the margin.  What a
   // buffered write costs shows late and partly (its flush, the throttling
@@ -91,13 +84,7 @@ struct LearnTuning {
   // device's rate).  A batch through the cache gathers calls of every size
   // class (readahead and writeback set the pace of such a stream, not the
   // size of a call), and each class with calls in it takes the batch's
-  // cost as one sample; direct reads are batched per class, and a batch of
-  // a stream's spans its read-ahead window: one call per window waits for
-  // the blocks of the next, so the calls' costs repeat with the window's
-  // period (2026-11-29, 7 GiB direct stream, window 32 MiB: per-call cost
-  // varied by 78-446 % at 1-64 MiB, a mean over 4 MiB of 1 MiB calls by
-  // 212 %, over the window's 32 MiB by 5.7 %; at 64 MiB, a 128 MiB window:
-  // 11 and 46 ms by turns, 65 % one by one, 2-5 % over a window).
+  // cost as one sample; direct reads are batched per class.
   uint64_t cached_batch_bytes = 16 << 20;
   uint32_t cached_write_batch = 8;
   uint64_t read_batch_bytes = 4 << 20;
@@ -333,10 +320,8 @@ class FsCosts {
       : tuning_(tuning), reads_at_random_(reads_at_random) {}
 
   // One request of `len` bytes that took `ns` on `path`.  True when a
-  // verdict moved.  `period_bytes`, for a direct read of a stream: the
-  // bytes its read-ahead window spans (ReadAhead::window_for), over which
-  // its calls' costs repeat; its batch spans at least that.
-  bool add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns, uint64_t period_bytes = 0);
+  // verdict moved.
+  bool add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns);
   // A sync/close that took `ns`, charged to `bytes` written on `path`
   // (buffered or uncached) in class `c` since the previous one.
   bool add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns);
@@ -483,9 +468,7 @@ class FsCosts {
   bool confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, hio_path other, uint64_t sampled,
                  bool confirm);
   // How much cheaper one side must be to move a verdict, as a factor.
-  double margin(bool paired = false) const {
-    return 1.0 + (paired ? tuning_.paired_margin_percent : tuning_.margin_percent) / 100.0;
-  }
+  double margin() const { return 1.0 + tuning_.margin_percent / 100.0; }
   // Path a costs less than b by the margin plus `sigmas` standard errors
   // of the difference (noise_sigmas if negative).  Direct against uncached
   // reads compares the one not in use, once it has min_samples paired

@@ -262,32 +262,6 @@ TEST(PathCosts, ReadsAreMeasuredInBatches) {
   EXPECT_EQ(costs.estimate(HIO_OP_WRITE, c1, HIO_PATH_DIRECT).samples, 1u);
 }
 
-TEST(PathCosts, ADirectReadStreamIsSampledOverItsReadAheadWindow) {
-  // 64 MiB direct reads from a 128 MiB window took 11 and 46 ms by turns
-  // (2026-11-29): one call copies out, the next waits for the window's
-  // next blocks.  A sample per call would see either; one per window sees
-  // their mean, and the spread left is the device's own.
-  const int c = size_class(64 * M);
-  FsCosts by_call, by_window;
-  for (int i = 0; i < 40; ++i) {
-    const uint64_t ns = i % 2 ? 46'000'000 : 11'000'000;
-    by_call.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 64 * M, ns, 0);
-    by_window.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 64 * M, ns, 128 * M);
-  }
-  const PathEstimate& call = by_call.estimate(HIO_OP_READ, c, HIO_PATH_DIRECT);
-  const PathEstimate& window = by_window.estimate(HIO_OP_READ, c, HIO_PATH_DIRECT);
-  EXPECT_EQ(call.samples, 40u);
-  EXPECT_EQ(window.samples, 20u);
-  const double mean = 57'000'000.0 / static_cast<double>(128 * M);
-  EXPECT_NEAR(window.ns_per_byte, mean, 1e-9);
-  EXPECT_LT(window.ns_var, 1e-12);
-  EXPECT_GT(std::sqrt(call.ns_var), 0.5 * mean) << "one by one, the spread of the turns";
-  // The period is the direct path's: a stream through the cache is batched as before.
-  FsCosts uncached;
-  uncached.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 64 * M, 22'000'000, 128 * M);
-  EXPECT_EQ(uncached.estimate(HIO_OP_READ, c, HIO_PATH_DONTCACHE).samples, 1u);
-}
-
 TEST(PathCosts, AReadRunIsHeldToItsTime) {
   // 64 KiB reads through the cache at 1 ns/byte; direct not measured yet.
   // An explored direct run is priced as if it cost what the cache does, and
