@@ -34,7 +34,7 @@ BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "torch"))
 from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
-from fresh_memory_probe import ensure_file  # noqa: E402  (bench/torch, torch-free)
+from fresh_memory_probe import probe_file_size  # noqa: E402  (bench/torch, torch-free)
 
 POLICIES = ("buffered", "direct", "dontcache", "hybrid")
 
@@ -112,12 +112,7 @@ def main():
         ap.error(f"--policy takes {','.join(POLICIES)}; --call-mib and --trials must be positive")
     if not os.path.exists(args.lib):
         sys.exit(f"call_cost_probe: --lib {args.lib}: no such file")
-    if args.size_mib > 0:
-        ensure_file(args.file, args.size_mib << 20)
-    try:
-        size = os.stat(args.file).st_size
-    except OSError as e:
-        sys.exit(f"call_cost_probe: {args.file}: {e.strerror}")
+    size = probe_file_size(args.file, args.size_mib, "call_cost_probe")
     if size < 2 * call:
         sys.exit(f"call_cost_probe: {args.file} holds {size} bytes, fewer than two calls of {call}")
     if not os.access("/proc/sys/vm/drop_caches", os.W_OK):

@@ -23,7 +23,7 @@ BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "torch"))
 from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
-from fresh_memory_probe import RWF_DONTCACHE, ensure_file  # noqa: E402  (bench/torch, torch-free)
+from fresh_memory_probe import RWF_DONTCACHE, probe_file_size  # noqa: E402  (bench/torch, torch-free)
 
 
 def timed_read(fd, buf, offset, flags):
@@ -48,12 +48,7 @@ def main():
     if args.call_mib <= 0 or args.calls <= 0 or args.trials <= 0 or args.look < 2:
         ap.error("--call-mib, --calls and --trials must be positive, --look at least 2")
     call = args.call_mib << 20
-    if args.size_mib > 0:
-        ensure_file(args.file, args.size_mib << 20)
-    try:
-        size = os.stat(args.file).st_size
-    except OSError as e:
-        sys.exit(f"read_switch_probe: {args.file}: {e.strerror}")
+    size = probe_file_size(args.file, args.size_mib, "read_switch_probe")
     if size < (args.calls + args.look) * call:
         sys.exit(f"read_switch_probe: {args.file} holds {size} bytes, fewer than {args.calls + args.look} "
                  f"calls of {call}")

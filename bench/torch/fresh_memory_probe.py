@@ -49,6 +49,17 @@ def ensure_file(path, size):
         os.fsync(dst.fileno())
 
 
+def probe_file_size(path, size_mib, tool):
+    """A probe's input: made of random bytes first when size_mib > 0 (ensure_file), then its size;
+    exits with the tool's name and the reason when it cannot be read."""
+    if size_mib > 0:
+        ensure_file(path, size_mib << 20)
+    try:
+        return os.stat(path).st_size
+    except OSError as e:
+        sys.exit(f"{tool}: {path}: {e.strerror}")
+
+
 def timed_reads(path, size, call, mode):
     drop_caches(path)
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if mode == "direct" else 0))
