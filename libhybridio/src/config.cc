@@ -104,6 +104,11 @@ constexpr Setting kSettings[] = {
     {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 32 * kM),
      "bytes read ahead of a sequential direct read stream (at least two of its requests, up to 128M), under a read lease (off: none)"},
     {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
+    {"drop_behind", Kind::kSizeOrOff, CONFIG_FIELD(drop_behind), at_most_or_on(1 * kG, 4 * kM),
+     "hybrid: an uncached write of at least this size is a buffered write whose writeback and page drop the kernel's "
+     "workers do behind the call, where RWF_DONTCACHE would wait for them to be submitted (off: RWF_DONTCACHE)"},
+    {"drop_behind_limit", Kind::kSize, CONFIG_FIELD(drop_behind_limit), at_least(16 * kM),
+     "bytes written by drop-behind writes and not yet written back and dropped, per process: a write waits beyond it"},
     {"learn", Kind::kBool, CONFIG_FIELD(learn), none(),
      "hybrid: measure each path per filesystem and move the thresholds to the crossover (off: as configured)"},
     {"learn_explore", Kind::kInteger, CONFIG_FIELD(learn_explore), from_to(0, 3),

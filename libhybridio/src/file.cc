@@ -17,6 +17,7 @@
 #include "buffer_pool.h"
 #include "cache_probe.h"
 #include "checked_copy.h"
+#include "drop_behind.h"
 #include "fsize_limit.h"
 #include "log.h"
 #include "memory_pressure.h"
@@ -540,6 +541,17 @@ uint64_t File::read_cached_prefix(char* buf, uint64_t len, uint64_t offset) {
 
 ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path) {
   Stats& s = rt_.stats();
+  if (path == HIO_PATH_DONTCACHE && op == HIO_OP_WRITE && drops_behind(len)) {
+    DropBehind drop;
+    if (drop.begin(fd_, open_flags_ & O_ACCMODE, len)) {
+      const ssize_t n = buffered_io(op, fd_, buf, len, offset, 0);
+      const int err = errno;
+      drop.finish(offset, n > 0 ? static_cast<uint64_t>(n) : 0);
+      if (n < 0) return -err;
+      s.count_bytes(op, HIO_PATH_DONTCACHE, static_cast<uint64_t>(n));
+      return n;
+    }
+  }
   if (path == HIO_PATH_DONTCACHE) {
     ssize_t n = buffered_io(op, fd_, buf, len, offset, RWF_DONTCACHE);
     if (n >= 0) {
@@ -554,6 +566,13 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
   if (n < 0) return -errno;
   s.count_bytes(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
   return n;
+}
+
+bool File::drops_behind(uint64_t len) const {
+  // Hybrid's own uncached writes only: the dontcache policy is the kernel's
+  // RWF_DONTCACHE, the fixed policy hybrid is measured against.
+  return rt_.policy().mode == HIO_MODE_HYBRID && !(open_flags_ & O_APPEND) && !dontcache_refused() &&
+         drop_behind_wanted(len);
 }
 
 File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset) {

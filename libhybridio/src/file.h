@@ -92,6 +92,10 @@ class File {
   // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
   // take the page cache from now on.
   bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }
+  // Whether an uncached write of `len` bytes is a drop-behind write
+  // (drop_behind.h) rather than one with RWF_DONTCACHE: hybrid's own
+  // uncached writes, not the dontcache policy's.
+  bool drops_behind(uint64_t len) const;
   void note_dontcache_refused();
 
   // Called when the program closed or replaced the O_DIRECT twin `fd`

@@ -37,6 +37,10 @@ const Stats::ScalarCounter Stats::kScalarCounters[] = {
     {"learned.explored_direct", &Stats::learn_explored_direct, &hio_stats::learn_explored_direct},
     {"learned.explored_dontcache", &Stats::learn_explored_dontcache, &hio_stats::learn_explored_dontcache},
     {"learned.moves", &Stats::learn_moves, &hio_stats::learn_moves},
+    {"drop_behind.writes", &Stats::drop_behind_writes, &hio_stats::drop_behind_writes},
+    {"drop_behind.bytes", &Stats::drop_behind_bytes, &hio_stats::drop_behind_bytes},
+    {"drop_behind.waits", &Stats::drop_behind_waits, &hio_stats::drop_behind_waits},
+    {"drop_behind.refused", &Stats::drop_behind_refused, &hio_stats::drop_behind_refused},
     {"fsyncs", &Stats::fsyncs, &hio_stats::fsyncs},
 };
 const size_t Stats::kScalarCounterCount = sizeof(kScalarCounters) / sizeof(kScalarCounters[0]);

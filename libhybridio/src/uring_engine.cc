@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <new>
 
@@ -69,6 +70,9 @@ std::atomic<bool> g_transparent{false};
 
 // ---- rings out of the program's way ------------------------------------------
 
+// io_uring_register(2) through the ring's registered index (Linux 6.3+).
+constexpr unsigned kUseRegisteredRing = 1u << 31;  // IORING_REGISTER_USE_REGISTERED_RING
+
 // io_uring_queue_exit() without the close(2): for a ring with no descriptor.
 void unmap_ring(io_uring* ring) {
   munmap(ring->sq.sqes, *ring->sq.kring_entries * sizeof(io_uring_sqe));
@@ -101,6 +105,19 @@ bool fd_is_a_ring(int fd) {
   return strcmp(link, "anon_inode:[io_uring]") == 0;
 }
 
+// A ring used by its creating thread alone: one submitter, completions
+// run at its next system call.  0 or -errno.
+int init_thread_ring(io_uring* ring, unsigned depth) {
+  io_uring_params p{};
+  p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
+  int rc = io_uring_queue_init_params(depth, ring, &p);
+  if (rc == -EINVAL) {  // a kernel older than 6.0 does not know these flags
+    io_uring_params plain{};
+    rc = io_uring_queue_init_params(depth, ring, &plain);
+  }
+  return rc;
+}
+
 // ---- the calling thread's ring ------------------------------------------------
 
 struct ThreadRing {
@@ -123,12 +140,7 @@ struct ThreadRing {
     if (!ok) return;
     if (registered) register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
     if (fd_less) {
-      // No descriptor to close: drop the registered index (6.3+; before
-      // that the ring lives until the thread exits) and unmap.
-      io_uring_rsrc_update up{};
-      up.offset = static_cast<unsigned>(ring.enter_ring_fd);
-      register_call(IORING_UNREGISTER_RING_FDS, &up, 1);
-      unmap_ring(&ring);
+      close_fdless_ring(&ring);
     } else {
       close_ring(&ring);
     }
@@ -148,28 +160,16 @@ struct ThreadRing {
   // 0, or -errno from io_uring_queue_init.
   int open(unsigned depth) {
     close();
-    io_uring_params p{};
-    // One submitter (this thread), completions run at our next syscall.
-    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
-    int rc = io_uring_queue_init_params(depth, &ring, &p);
-    if (rc == -EINVAL) {  // a kernel older than 6.0 does not know these flags
-      io_uring_params plain{};
-      rc = io_uring_queue_init_params(depth, &ring, &plain);
-    }
-    if (rc < 0) return rc;
     if (transparent_mode()) {
       // Under the shim the ring must not show in the program's descriptor
-      // table: fixed-file slots for pinned requests (pinned_request.h), the
-      // ring registered with the task, then its descriptor closed.
-      if (io_uring_register_files_sparse(&ring, kPinnedSlots) != 0 || io_uring_register_ring_fd(&ring) != 1) {
-        io_uring_queue_exit(&ring);
-        return -EOPNOTSUPP;
-      }
-      syscall(SYS_close, ring.ring_fd);
-      ring.ring_fd = -1;
+      // table: fixed-file slots for pinned requests (pinned_request.h).
+      int rc = open_fdless_ring(&ring, depth, kPinnedSlots);
+      if (rc < 0) return rc;
       fd_less = true;
       ring_registered = true;
     } else {
+      int rc = init_thread_ring(&ring, depth);
+      if (rc < 0) return rc;
       // Registered with the kernel so that submission does not go through the
       // number at all - a program closing every descriptor (close_range,
       // closefrom) cannot take the ring away mid-request.
@@ -215,7 +215,6 @@ struct ThreadRing {
   // and reused (even for another thread's ring).  -1 when not possible.
   int register_call(unsigned opcode, const void* arg, unsigned nr) {
     if (!ring_registered) return -1;
-    constexpr unsigned kUseRegisteredRing = 1u << 31;  // IORING_REGISTER_USE_REGISTERED_RING
     long rc = syscall(__NR_io_uring_register, ring.enter_ring_fd, opcode | kUseRegisteredRing, arg, nr);
     return rc < 0 ? -1 : 0;
   }
@@ -318,6 +317,43 @@ void close_ring(io_uring* ring) {
   // Never close a descriptor number that is no longer ours.
   if (!fd_is_a_ring(ring->ring_fd)) ring->ring_fd = -1;
   io_uring_queue_exit(ring);
+}
+
+int open_fdless_ring(io_uring* ring, unsigned depth, unsigned slots) {
+  int rc = init_thread_ring(ring, depth);
+  if (rc < 0) return rc;
+  // Fixed-file slots, the ring registered with the task, then its
+  // descriptor closed: nothing of it shows in the descriptor table.
+  if (io_uring_register_files_sparse(ring, slots) != 0 || io_uring_register_ring_fd(ring) != 1) {
+    io_uring_queue_exit(ring);
+    return -EOPNOTSUPP;
+  }
+  syscall(SYS_close, ring->ring_fd);
+  ring->ring_fd = -1;
+  return 0;
+}
+
+bool fdless_ring_supports(io_uring* ring, std::initializer_list<int> ops) {
+  // liburing's probe goes through the descriptor, which this ring has not.
+  constexpr unsigned kOps = 256;
+  alignas(io_uring_probe) unsigned char mem[sizeof(io_uring_probe) + kOps * sizeof(io_uring_probe_op)] = {};
+  auto* probe = reinterpret_cast<io_uring_probe*>(mem);
+  if (syscall(__NR_io_uring_register, ring->enter_ring_fd, IORING_REGISTER_PROBE | kUseRegisteredRing, probe, kOps) < 0)
+    return false;
+  for (int op : ops)
+    if (!io_uring_opcode_supported(probe, op)) return false;
+  return true;
+}
+
+uint64_t ring_generation() { return g_generation.load(std::memory_order_relaxed); }
+
+void close_fdless_ring(io_uring* ring) {
+  // No descriptor to close: drop the registered index (6.3+; before that
+  // the ring lives until the thread exits) and unmap.
+  io_uring_rsrc_update up{};
+  up.offset = static_cast<unsigned>(ring->enter_ring_fd);
+  syscall(__NR_io_uring_register, ring->enter_ring_fd, IORING_UNREGISTER_RING_FDS | kUseRegisteredRing, &up, 1);
+  unmap_ring(ring);
 }
 
 void reset_uring_detection_for_testing() {

@@ -141,6 +141,11 @@ struct hio_stats {
 	uint64_t learn_explored_direct;
 	uint64_t learn_explored_dontcache;
 	uint64_t learn_moves;         /* measured verdicts that changed (a threshold or the off-cache path moved) */
+	/* Appended with drop-behind writes. */
+	uint64_t drop_behind_writes;  /* uncached writes whose writeback and page drop ran behind the call */
+	uint64_t drop_behind_bytes;
+	uint64_t drop_behind_waits;   /* of those, writes that first waited for earlier ones (drop_behind_limit) */
+	uint64_t drop_behind_refused; /* uncached writes that could not drop behind (RWF_DONTCACHE instead) */
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "../drop_behind.h"
 #include "../file.h"
 #include "../pinned_request.h"
 #include "real_libc.h"
@@ -162,6 +163,18 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
       if (run_direct(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
       break;
     case HIO_PATH_DONTCACHE:
+      if (write && file->drops_behind(len)) {
+        // The call itself, through the cache; its writeback and page drop
+        // go behind it (drop_behind.h).
+        DropBehind drop;
+        if (drop.begin(fd, access, len)) {
+          const ssize_t n = plain_call(fd, write, iov, count, at, 0);
+          drop.finish(static_cast<uint64_t>(offset), n > 0 ? static_cast<uint64_t>(n) : 0);
+          file->finish_passthrough(plan, n > 0 ? static_cast<uint64_t>(n) : 0);
+          *out = n;
+          return true;
+        }
+      }
       if (!file->dontcache_refused()) {
         ssize_t n = plain_call(fd, write, iov, count, at, RWF_DONTCACHE);
         if (n != -EOPNOTSUPP) {
