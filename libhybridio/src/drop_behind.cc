@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <cerrno>
@@ -16,7 +15,6 @@
 #include "ring_loop.h"
 #include "runtime.h"
 #include "stats.h"
-#include "syscall_table.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -25,7 +23,7 @@ namespace {
 // Writes of one thread whose requests may be in flight together: each
 // holds a fixed-file slot until its close has completed.
 constexpr unsigned kSlots = 16;
-// Four entries per write (its open, then the three linked requests).
+// Four linked entries per write.
 constexpr unsigned kRingEntries = 4 * kSlots;
 
 enum Stage : uint64_t { kOpen = 0, kSync = 1, kAdvise = 2, kClose = 3 };
@@ -35,13 +33,11 @@ uint64_t tag(unsigned slot, Stage stage) { return (static_cast<uint64_t>(slot) <
 std::atomic<uint64_t> g_backlog{0};
 std::once_flag g_atfork_once;
 
-// One slot's write: its open, then the bytes its requests cover.
+// One slot's write: the bytes its requests cover.
 struct Chain {
   bool busy = false;
-  bool opened = false;  // the open's completion has come
-  int open_result = 0;
-  uint64_t bytes = 0;   // counted in g_backlog until its close completes
-  char path[32] = {};   // the open's path, alive until the open is submitted
+  uint64_t bytes = 0;  // counted in g_backlog until its close completes
+  char path[32] = {};  // the open's path, alive until the open is submitted
 };
 
 class ThreadDropRing {
@@ -83,8 +79,8 @@ class ThreadDropRing {
     return true;
   }
 
-  // A slot holding an open file of `fd`'s inode, or -1.
-  int open_slot(int fd, int access, uint64_t len) {
+  // A slot for a write through `fd`, or -1 (the ring failed meanwhile).
+  int reserve(int fd, uint64_t len) {
     if (!make_room(len)) return -1;
     unsigned s = 0;
     while (chains_[s].busy) ++s;
@@ -92,39 +88,31 @@ class ThreadDropRing {
     c = Chain{};
     c.busy = true;
     ++busy_;
-    struct stat before, after;
-    if (sys().fstat(fd, &before) != 0) return release_unopened(s);
     snprintf(c.path, sizeof c.path, "/proc/self/fd/%d", fd);
-    // No O_CLOEXEC: a fixed slot has none (EINVAL).
-    const int flags = (access == O_WRONLY ? O_WRONLY : O_RDONLY) | O_LARGEFILE;
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (!sqe) return release_unopened(s);
-    io_uring_prep_openat_direct(sqe, AT_FDCWD, c.path, flags, 0, s);
-    io_uring_sqe_set_data64(sqe, tag(s, kOpen));
-    while (!c.opened)
-      if (!pump()) return -1;
-    if (c.open_result < 0) return release_unopened(s);
-    // The open went through the descriptor number: if it names another
-    // file now, the slot may hold that one.
-    if (sys().fstat(fd, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
-      submit_close(s);
-      return -1;
-    }
     return static_cast<int>(s);
   }
 
   void finish(unsigned s, uint64_t offset, uint64_t done) {
     if (!ok_ || !chains_[s].busy) return;
     if (done == 0) {
-      submit_close(s);
+      release(s);
       return;
     }
+    io_uring_sqe* open = io_uring_get_sqe(&ring_);
     io_uring_sqe* sync = io_uring_get_sqe(&ring_);
     io_uring_sqe* advise = io_uring_get_sqe(&ring_);
     io_uring_sqe* close = io_uring_get_sqe(&ring_);
-    if (!sync || !advise || !close) return;  // never: a write holds 4 of the ring's entries
-    // Hard links: the close runs even when the writeback failed (the
-    // program's fsync reports that, through its own open file).
+    if (!open || !sync || !advise || !close) return;  // never: a write holds 4 of the ring's entries
+    // Hard links: each runs whatever the one before it did.  The open is
+    // read-only whatever the program's access (a close after a write-only
+    // open would tell inotify watchers the file was finished); no
+    // O_CLOEXEC: a fixed slot has none (EINVAL).  It resolves the number
+    // when it runs: a number the program closed and reused meanwhile opens
+    // its new file, whose pages of that range are then written back and
+    // dropped early, nothing else.
+    io_uring_prep_openat_direct(open, AT_FDCWD, chains_[s].path, O_RDONLY | O_LARGEFILE, 0, s);
+    io_uring_sqe_set_flags(open, IOSQE_IO_HARDLINK);
+    io_uring_sqe_set_data64(open, tag(s, kOpen));
     io_uring_prep_sync_file_range(sync, s, static_cast<unsigned>(done), offset,
                                   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
     io_uring_sqe_set_flags(sync, IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK);
@@ -136,7 +124,7 @@ class ThreadDropRing {
     io_uring_sqe_set_data64(close, tag(s, kClose));
     chains_[s].bytes = done;
     g_backlog.fetch_add(done, std::memory_order_relaxed);
-    submit();
+    if (loop_.submit([this](uint64_t d, int r) { on_completion(d, r); }) < 0) fail();
   }
 
   // Waits for every write of this thread.
@@ -160,18 +148,9 @@ class ThreadDropRing {
     return true;
   }
 
-  int release_unopened(unsigned s) {
+  void release(unsigned s) {
     chains_[s] = Chain{};
     --busy_;
-    return -1;
-  }
-
-  void submit_close(unsigned s) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (!sqe) return;
-    io_uring_prep_close_direct(sqe, s);
-    io_uring_sqe_set_data64(sqe, tag(s, kClose));
-    submit();
   }
 
   void on_completion(uint64_t data, int res) {
@@ -180,14 +159,14 @@ class ThreadDropRing {
     Chain& c = chains_[s];
     switch (static_cast<Stage>(data & 3)) {
       case kOpen:
-        c.opened = true;
-        c.open_result = res;
+        // Not possible to open it again (its permissions changed, say):
+        // its pages stay cached, as a plain buffered write leaves them.
+        if (res < 0) Runtime::get().stats().add(Runtime::get().stats().drop_behind_refused);
         break;
       case kClose:
         if (!c.busy) break;
         g_backlog.fetch_sub(c.bytes, std::memory_order_relaxed);
-        c = Chain{};
-        --busy_;
+        release(s);
         break;
       case kSync:
       case kAdvise:
@@ -197,10 +176,6 @@ class ThreadDropRing {
 
   void reap() {
     if (ok_ && busy_ > 0) loop_.reap_ready([this](uint64_t d, int r) { on_completion(d, r); });
-  }
-
-  void submit() {
-    if (loop_.submit([this](uint64_t d, int r) { on_completion(d, r); }) < 0) fail();
   }
 
   bool pump() {
@@ -251,16 +226,11 @@ bool drop_behind_wanted(uint64_t len) {
   return min != 0 && len >= min;
 }
 
-bool DropBehind::begin(int fd, int access, uint64_t len) {
+bool DropBehind::begin(int fd, uint64_t len) {
   ThreadDropRing& r = thread_drop_ring();
   if (slot_ >= 0 || !r.usable()) return false;
-  slot_ = r.open_slot(fd, access, len);
-  if (slot_ < 0) {
-    Stats& s = Runtime::get().stats();
-    s.add(s.drop_behind_refused);
-    return false;
-  }
-  return true;
+  slot_ = r.reserve(fd, len);
+  return slot_ >= 0;
 }
 
 void DropBehind::finish(uint64_t offset, uint64_t done) {

@@ -13,30 +13,30 @@
 //   sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER) of the range written,
 //   posix_fadvise(POSIX_FADV_DONTNEED) of it (its pages are clean now),
 //   the close of the open file they ran on.
-// The call returns once they are submitted.
+// The call returns once they are submitted, after an open of the file
+// that runs first in the same chain.
 //
 // What the program sees is a buffered write's: the bytes are in the page
 // cache when the call returns, for every reader; durability comes from its
 // own fsync, which writes back and waits for every page of the file,
-// whoever started the writeback.  The requests run on an open file of the
-// library's own, opened before the write through /proc/self/fd/N into a
-// fixed-file slot (no descriptor number, as the O_DIRECT twins; checked to
-// be the same inode afterwards), so the writeback error that
-// sync_file_range's wait consumes is that file's: the program's own file
-// still reports it at its fsync.  (The kernel's legacy AS_EIO/AS_ENOSPC
-// flags are cleared by that wait, as by any fsync; no filesystem the
-// library accelerates reports through them.)  The open file also shows as
-// another open to inotify and to a write lease asked for meanwhile, as a
-// twin does.
+// whoever started the writeback.  The three requests run on an open file
+// of the library's own, opened read-only through /proc/self/fd/N into a
+// fixed-file slot first (no descriptor number, as the O_DIRECT twins), so
+// the writeback error that sync_file_range's wait consumes is that file's:
+// the program's own file still reports it at its fsync.  (The kernel's
+// legacy AS_EIO/AS_ENOSPC flags are cleared by that wait, as by any fsync;
+// ext4, xfs and btrfs report through the error sequence.)  The open file
+// shows as another open and close to inotify, as a twin does.
 //
 // Memory: the bytes written this way and not yet dropped are bounded per
 // process (drop_behind_limit, 1 GiB); a write beyond it first waits for
 // the calling thread's earlier ones, as RWF_DONTCACHE would have waited.
 // A thread waits for its own before it exits.
 //
-// Where the kernel has no such ring (before 5.19), or the file cannot be
-// opened again (permissions changed since it was opened), begin() says no
-// and the caller writes with RWF_DONTCACHE.  Errors are -errno.
+// Where the kernel has no such ring (before 5.19), begin() says no and the
+// caller writes with RWF_DONTCACHE.  A file that cannot be opened again
+// (its permissions changed since the program opened it) keeps the pages of
+// the write cached, as a plain buffered write does (drop_behind.refused).
 #pragma once
 
 #include <sys/types.h>
@@ -47,14 +47,12 @@ namespace hybridio {
 
 class DropBehind {
  public:
-  // Prepares a drop-behind write of `len` bytes through descriptor `fd`
-  // (which has access mode `access`, O_RDONLY/O_WRONLY/O_RDWR): waits for
-  // room under the limit, then opens the library's own file of the same
-  // inode.  false: not possible now (the caller writes uncached itself).
-  bool begin(int fd, int access, uint64_t len);
+  // Prepares a drop-behind write of `len` bytes through descriptor `fd`:
+  // waits for room under the limit.  false: not possible (the caller then
+  // writes uncached itself).
+  bool begin(int fd, uint64_t len);
   // The write of begin() moved `done` bytes at `offset` (0: nothing, or it
-  // failed): their writeback and drop are submitted, and the open file is
-  // released after them.
+  // failed): the open, writeback, drop and close are submitted.
   void finish(uint64_t offset, uint64_t done);
 
   DropBehind() = default;

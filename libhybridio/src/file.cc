@@ -543,7 +543,7 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
   Stats& s = rt_.stats();
   if (path == HIO_PATH_DONTCACHE && op == HIO_OP_WRITE && drops_behind(len)) {
     DropBehind drop;
-    if (drop.begin(fd_, open_flags_ & O_ACCMODE, len)) {
+    if (drop.begin(fd_, len)) {
       const ssize_t n = buffered_io(op, fd_, buf, len, offset, 0);
       const int err = errno;
       drop.finish(offset, n > 0 ? static_cast<uint64_t>(n) : 0);

@@ -145,7 +145,7 @@ struct hio_stats {
 	uint64_t drop_behind_writes;  /* uncached writes whose writeback and page drop ran behind the call */
 	uint64_t drop_behind_bytes;
 	uint64_t drop_behind_waits;   /* of those, writes that first waited for earlier ones (drop_behind_limit) */
-	uint64_t drop_behind_refused; /* uncached writes that could not drop behind (RWF_DONTCACHE instead) */
+	uint64_t drop_behind_refused; /* of those, writes whose file could not be opened again (pages left cached) */
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */

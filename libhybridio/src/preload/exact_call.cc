@@ -167,7 +167,7 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
         // The call itself, through the cache; its writeback and page drop
         // go behind it (drop_behind.h).
         DropBehind drop;
-        if (drop.begin(fd, access, len)) {
+        if (drop.begin(fd, len)) {
           const ssize_t n = plain_call(fd, write, iov, count, at, 0);
           drop.finish(static_cast<uint64_t>(offset), n > 0 ? static_cast<uint64_t>(n) : 0);
           file->finish_passthrough(plan, n > 0 ? static_cast<uint64_t>(n) : 0);
