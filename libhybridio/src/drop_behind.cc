@@ -4,15 +4,17 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "log.h"
-#include "ring_loop.h"
 #include "runtime.h"
 #include "stats.h"
 #include "uring_engine.h"
@@ -20,48 +22,150 @@
 namespace hybridio {
 namespace {
 
-// Writes of one thread whose requests may be in flight together: each
-// holds a fixed-file slot until its close has completed.
-constexpr unsigned kSlots = 16;
-// Four linked entries per write.
-constexpr unsigned kRingEntries = 4 * kSlots;
+// Writes whose requests may be in flight together: each holds a fixed-file
+// slot of the ring until its close has completed.
+constexpr unsigned kSlots = 32;
+constexpr unsigned kRingEntries = 4 * kSlots;  // four linked entries per write
+// Writes handed over and not yet in flight.
+constexpr unsigned kQueue = 64;
+// While writes are in flight the worker looks for new ones this often (a
+// writer cannot wake a wait inside the ring, and a descriptor to do it
+// with would be one the program can see).
+constexpr long kPollNs = 1000 * 1000;
 
 enum Stage : uint64_t { kOpen = 0, kSync = 1, kAdvise = 2, kClose = 3 };
 uint64_t tag(unsigned slot, Stage stage) { return (static_cast<uint64_t>(slot) << 2) | stage; }
 
-// Bytes written by drop-behind writes of every thread and not yet dropped.
-std::atomic<uint64_t> g_backlog{0};
-std::once_flag g_atfork_once;
-
-// One slot's write: the bytes its requests cover.
-struct Chain {
-  bool busy = false;
-  uint64_t bytes = 0;  // counted in g_backlog until its close completes
-  char path[32] = {};  // the open's path, alive until the open is submitted
+struct Write {
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t len = 0;
 };
 
-class ThreadDropRing {
+// The process's drop-behind writes, and the worker thread that owns the
+// ring their requests run on.  A thread of its own, not the writer's: the
+// completions of a ring's requests are run as task work of the thread that
+// submitted them, which the kernel signals with TIF_NOTIFY_SIGNAL, and a
+// program thread with that flag set sees its pending "signal" (a read of
+// /dev/zero or a pipe comes back short).  Made once and never destroyed:
+// the worker may still run while the process exits.
+class Worker {
  public:
-  ~ThreadDropRing() {
-    drain();
-    close();
+  // Waits for room for `len` more bytes (and starts the worker in this
+  // process first); false when drop-behind cannot run.
+  bool reserve(uint64_t len) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!start(lock)) return false;
+    const uint64_t limit = Runtime::get().config().drop_behind_limit;
+    bool waited = false;
+    while (!failed_ && (queued_ == kQueue || (backlog_ > 0 && backlog_ + len > limit))) {
+      waited = true;
+      room_.wait(lock);
+    }
+    if (waited) Runtime::get().stats().add(Runtime::get().stats().drop_behind_waits);
+    return !failed_;
   }
 
-  // The ring, opened on first use; false when it cannot be had.
-  bool usable() {
-    if (ok_ && generation_ != ring_generation()) {
-      // A forked child: the ring, its slots and the writes in flight are
-      // the parent's.  Forget them (the child's backlog starts at zero).
-      for (Chain& c : chains_) c = Chain{};
-      busy_ = 0;
-      close();
-      failed_ = false;
-    }
-    if (ok_) return true;
+  // Hands a write over (after reserve()).
+  void hand_over(const Write& w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_ || !running_) return;  // its pages stay cached, as a buffered write's
+    queue_[(head_ + queued_) % kQueue] = w;
+    ++queued_;
+    backlog_ += w.len;
+    work_.notify_one();
+  }
+
+  void drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (running_ && backlog_ > 0) room_.wait(lock);
+  }
+
+  // fork(2): the lock is taken before and released in both processes; the
+  // child has no worker (threads do not survive fork) and starts afresh.
+  void before_fork() { mu_.lock(); }
+  void after_fork_parent() { mu_.unlock(); }
+  void after_fork_child() {
+    if (ring_ok_) close_fdless_ring(&ring_);  // the parent's; its kernel side stays theirs
+    ring_ok_ = false;
+    for (Slot& s : slots_) s = Slot{};
+    busy_ = head_ = queued_ = 0;
+    backlog_ = 0;
+    running_ = failed_ = ready_ = false;
+    mu_.unlock();
+  }
+
+ private:
+  struct Slot {
+    bool busy = false;
+    uint64_t bytes = 0;
+    char path[32] = {};  // the open's path, alive until it is submitted
+  };
+
+  // Starts the worker thread if this process has none; false when it
+  // cannot run (no thread, no ring).
+  bool start(std::unique_lock<std::mutex>& lock) {
     if (failed_) return false;
-    failed_ = true;  // until it works
-    if (!uring_usable()) return false;
-    std::call_once(g_atfork_once, [] { pthread_atfork(nullptr, nullptr, [] { g_backlog.store(0); }); });
+    if (!running_) {
+      running_ = true;
+      // Every signal blocked in the worker: the program's signals go to
+      // its own threads.
+      sigset_t all, old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);
+      pthread_t thread;
+      const int rc = pthread_create(&thread, nullptr, &Worker::main, this);
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      if (rc != 0) {
+        HIO_INFO("drop-behind writes unavailable (no thread: %s); uncached writes use RWF_DONTCACHE", strerror(rc));
+        running_ = false;
+        failed_ = true;
+        return false;
+      }
+      pthread_detach(thread);
+    }
+    while (!ready_ && !failed_) room_.wait(lock);
+    return !failed_;
+  }
+
+  static void* main(void* self) {
+    static_cast<Worker*>(self)->run();
+    return nullptr;
+  }
+
+  void run() {
+    pthread_setname_np(pthread_self(), "hybridio-drop");
+    const bool ok = open_ring();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_ = true;
+      failed_ = !ok;
+      room_.notify_all();
+    }
+    if (!ok) return;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (queued_ == 0 && busy_ == 0) work_.wait(lock);
+        while (queued_ > 0 && busy_ < kSlots) {
+          prepare(queue_[head_]);
+          head_ = (head_ + 1) % kQueue;
+          --queued_;
+        }
+      }
+      __kernel_timespec poll{0, kPollNs};
+      io_uring_cqe* cqe = nullptr;
+      const int rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &poll, nullptr);
+      if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+        HIO_WARN("drop-behind ring failed (%s); uncached writes use RWF_DONTCACHE from now on", strerror(-rc));
+        give_up();
+        return;
+      }
+      reap();
+    }
+  }
+
+  bool open_ring() {
     if (int rc = open_fdless_ring(&ring_, kRingEntries, kSlots); rc != 0) {
       HIO_INFO("drop-behind writes unavailable (no ring: %s); uncached writes use RWF_DONTCACHE", strerror(-rc));
       return false;
@@ -72,151 +176,112 @@ class ThreadDropRing {
       close_fdless_ring(&ring_);
       return false;
     }
-    loop_.reset(&ring_);
-    ok_ = true;
-    failed_ = false;
-    generation_ = ring_generation();
+    ring_ok_ = true;
     return true;
   }
 
-  // A slot for a write through `fd`, or -1 (the ring failed meanwhile).
-  int reserve(int fd, uint64_t len) {
-    if (!make_room(len)) return -1;
+  // The four hard-linked requests of write `w`, in a free slot (under mu_).
+  void prepare(const Write& w) {
     unsigned s = 0;
-    while (chains_[s].busy) ++s;
-    Chain& c = chains_[s];
-    c = Chain{};
-    c.busy = true;
+    while (slots_[s].busy) ++s;
+    Slot& slot = slots_[s];
+    slot.busy = true;
+    slot.bytes = w.len;
     ++busy_;
-    snprintf(c.path, sizeof c.path, "/proc/self/fd/%d", fd);
-    return static_cast<int>(s);
-  }
-
-  void finish(unsigned s, uint64_t offset, uint64_t done) {
-    if (!ok_ || !chains_[s].busy) return;
-    if (done == 0) {
-      release(s);
-      return;
-    }
+    snprintf(slot.path, sizeof slot.path, "/proc/self/fd/%d", w.fd);
     io_uring_sqe* open = io_uring_get_sqe(&ring_);
     io_uring_sqe* sync = io_uring_get_sqe(&ring_);
     io_uring_sqe* advise = io_uring_get_sqe(&ring_);
     io_uring_sqe* close = io_uring_get_sqe(&ring_);
-    if (!open || !sync || !advise || !close) return;  // never: a write holds 4 of the ring's entries
-    // Hard links: each runs whatever the one before it did.  The open is
-    // read-only whatever the program's access (a close after a write-only
-    // open would tell inotify watchers the file was finished); no
+    // Never short: a slot holds four of the ring's entries, and every
+    // round submits what it prepared.
+    if (!open || !sync || !advise || !close) return;
+    // Hard links: each runs whatever the one before it returned.  The open
+    // is read-only whatever the program's access (the close of a file
+    // opened for writing tells inotify watchers it was finished); no
     // O_CLOEXEC: a fixed slot has none (EINVAL).  It resolves the number
-    // when it runs: a number the program closed and reused meanwhile opens
-    // its new file, whose pages of that range are then written back and
-    // dropped early, nothing else.
-    io_uring_prep_openat_direct(open, AT_FDCWD, chains_[s].path, O_RDONLY | O_LARGEFILE, 0, s);
+    // when it runs: if the program has closed and reused it meanwhile, the
+    // range of the new file is written back and dropped early, nothing more.
+    io_uring_prep_openat_direct(open, AT_FDCWD, slot.path, O_RDONLY | O_LARGEFILE, 0, s);
     io_uring_sqe_set_flags(open, IOSQE_IO_HARDLINK);
     io_uring_sqe_set_data64(open, tag(s, kOpen));
-    io_uring_prep_sync_file_range(sync, s, static_cast<unsigned>(done), offset,
+    io_uring_prep_sync_file_range(sync, s, static_cast<unsigned>(w.len), w.offset,
                                   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
     io_uring_sqe_set_flags(sync, IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK);
     io_uring_sqe_set_data64(sync, tag(s, kSync));
-    io_uring_prep_fadvise(advise, s, offset, static_cast<off_t>(done), POSIX_FADV_DONTNEED);
+    io_uring_prep_fadvise(advise, s, w.offset, static_cast<off_t>(w.len), POSIX_FADV_DONTNEED);
     io_uring_sqe_set_flags(advise, IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK);
     io_uring_sqe_set_data64(advise, tag(s, kAdvise));
     io_uring_prep_close_direct(close, s);
     io_uring_sqe_set_data64(close, tag(s, kClose));
-    chains_[s].bytes = done;
-    g_backlog.fetch_add(done, std::memory_order_relaxed);
-    if (loop_.submit([this](uint64_t d, int r) { on_completion(d, r); }) < 0) fail();
-  }
-
-  // Waits for every write of this thread.
-  void drain() {
-    while (ok_ && busy_ > 0)
-      if (!pump()) break;
-  }
-
- private:
-  // Waits for the thread's earlier writes while a slot or the limit asks
-  // for it; false when the ring failed meanwhile.
-  bool make_room(uint64_t len) {
-    const uint64_t limit = Runtime::get().config().drop_behind_limit;
-    reap();
-    bool waited = false;
-    while (busy_ == kSlots || (busy_ > 0 && g_backlog.load(std::memory_order_relaxed) + len > limit)) {
-      waited = true;
-      if (!pump()) return false;
-    }
-    if (waited) Runtime::get().stats().add(Runtime::get().stats().drop_behind_waits);
-    return true;
-  }
-
-  void release(unsigned s) {
-    chains_[s] = Chain{};
-    --busy_;
-  }
-
-  void on_completion(uint64_t data, int res) {
-    const unsigned s = static_cast<unsigned>(data >> 2);
-    if (s >= kSlots) return;
-    Chain& c = chains_[s];
-    switch (static_cast<Stage>(data & 3)) {
-      case kOpen:
-        // Not possible to open it again (its permissions changed, say):
-        // its pages stay cached, as a plain buffered write leaves them.
-        if (res < 0) Runtime::get().stats().add(Runtime::get().stats().drop_behind_refused);
-        break;
-      case kClose:
-        if (!c.busy) break;
-        g_backlog.fetch_sub(c.bytes, std::memory_order_relaxed);
-        release(s);
-        break;
-      case kSync:
-      case kAdvise:
-        break;  // a failed writeback is the program's fsync's to report
-    }
   }
 
   void reap() {
-    if (ok_ && busy_ > 0) loop_.reap_ready([this](uint64_t d, int r) { on_completion(d, r); });
+    io_uring_cqe* cqe;
+    unsigned head, seen = 0, closed = 0;
+    uint64_t done = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      ++seen;
+      const uint64_t data = io_uring_cqe_get_data64(cqe);
+      const unsigned s = static_cast<unsigned>(data >> 2);
+      if (s >= kSlots) continue;
+      switch (static_cast<Stage>(data & 3)) {
+        case kOpen:
+          // Not to be opened again (its permissions changed, say): its
+          // pages stay cached, as a plain buffered write leaves them.
+          if (cqe->res < 0) Runtime::get().stats().add(Runtime::get().stats().drop_behind_refused);
+          break;
+        case kClose:
+          done += slots_[s].bytes;
+          slots_[s] = Slot{};
+          ++closed;
+          break;
+        case kSync:
+        case kAdvise:
+          break;  // a failed writeback is the program's fsync's to report
+      }
+    }
+    if (!seen) return;
+    io_uring_cq_advance(&ring_, seen);
+    if (!closed) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ -= closed;
+    backlog_ -= done;
+    room_.notify_all();
   }
 
-  bool pump() {
-    if (loop_.pump([this](uint64_t d, int r) { on_completion(d, r); }) < 0) {
-      fail();
-      return false;
-    }
-    return true;
-  }
-
-  // The ring refused work (ring_loop.h has waited for what was in flight):
-  // drop-behind is off for this thread.
-  void fail() {
-    for (Chain& c : chains_) {
-      if (c.busy) g_backlog.fetch_sub(c.bytes, std::memory_order_relaxed);
-      c = Chain{};
-    }
-    busy_ = 0;
-    close();
+  // The ring refused work: what is in flight stays with the kernel, which
+  // finishes it; the writers are told, and take RWF_DONTCACHE.
+  void give_up() {
+    std::lock_guard<std::mutex> lock(mu_);
     failed_ = true;
+    queued_ = busy_ = 0;
+    backlog_ = 0;
+    room_.notify_all();
   }
 
-  void close() {
-    if (!ok_) return;
-    close_fdless_ring(&ring_);
-    loop_.reset(nullptr);
-    ok_ = false;
-  }
-
+  std::mutex mu_;
+  std::condition_variable room_;  // writers: room under the limit, the worker ready
+  std::condition_variable work_;  // the worker: writes handed over
+  Write queue_[kQueue];
+  unsigned head_ = 0, queued_ = 0;
+  uint64_t backlog_ = 0;  // bytes handed over and not yet dropped
+  bool running_ = false, ready_ = false, failed_ = false;
+  // The worker's own (busy_ changes under mu_).
   io_uring ring_{};
-  RingLoop loop_;
-  bool ok_ = false;
-  bool failed_ = false;
-  uint64_t generation_ = 0;
-  Chain chains_[kSlots];
+  bool ring_ok_ = false;
+  Slot slots_[kSlots];
   unsigned busy_ = 0;
 };
 
-ThreadDropRing& thread_drop_ring() {
-  thread_local ThreadDropRing ring;
-  return ring;
+Worker& worker() {
+  static Worker* w = [] {
+    Worker* made = new Worker();
+    pthread_atfork([] { worker().before_fork(); }, [] { worker().after_fork_parent(); },
+                   [] { worker().after_fork_child(); });
+    return made;
+  }();
+  return *w;
 }
 
 }  // namespace
@@ -227,26 +292,24 @@ bool drop_behind_wanted(uint64_t len) {
 }
 
 bool DropBehind::begin(int fd, uint64_t len) {
-  ThreadDropRing& r = thread_drop_ring();
-  if (slot_ >= 0 || !r.usable()) return false;
-  slot_ = r.reserve(fd, len);
-  return slot_ >= 0;
+  if (fd_ >= 0 || !worker().reserve(len)) return false;
+  fd_ = fd;
+  return true;
 }
 
 void DropBehind::finish(uint64_t offset, uint64_t done) {
-  if (slot_ < 0) return;
-  const unsigned s = static_cast<unsigned>(slot_);
-  slot_ = -1;
-  thread_drop_ring().finish(s, offset, done);
-  if (done > 0) {
-    Stats& st = Runtime::get().stats();
-    st.add(st.drop_behind_writes);
-    st.add(st.drop_behind_bytes, done);
-  }
+  if (fd_ < 0) return;
+  const int fd = fd_;
+  fd_ = -1;
+  if (done == 0) return;
+  worker().hand_over(Write{fd, offset, done});
+  Stats& st = Runtime::get().stats();
+  st.add(st.drop_behind_writes);
+  st.add(st.drop_behind_bytes, done);
 }
 
 DropBehind::~DropBehind() { finish(0, 0); }
 
-void drop_behind_drain() { thread_drop_ring().drain(); }
+void drop_behind_drain() { worker().drain(); }
 
 }  // namespace hybridio

@@ -7,21 +7,28 @@
 // device takes: 0.14-0.42 s for a 256 MiB call of torch.save, of which the
 // copy is 0.03-0.08, and the program's own work between its writes (a CRC
 // of the next record) never overlaps the device.  A drop-behind write is
-// a buffered write of the program's own, followed by three requests on a
-// ring of the calling thread's, linked so that each runs after the one
-// before it, in an io_uring worker:
+// a buffered write of the program's own, then handed to the library's
+// worker thread (hybridio-drop), which runs four requests for it on a ring
+// of its own, linked so that each runs after the one before it, in the
+// kernel's io_uring workers:
+//   a read-only open of the file into a fixed-file slot,
 //   sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER) of the range written,
 //   posix_fadvise(POSIX_FADV_DONTNEED) of it (its pages are clean now),
-//   the close of the open file they ran on.
-// The call returns once they are submitted, after an open of the file
-// that runs first in the same chain.
+//   the close of the slot.
+// The call returns once the write is handed over.  A thread of the
+// library's own submits them because a ring's completions run as task work
+// of the submitting thread, which the kernel flags as a pending signal: a
+// program thread with requests in flight sees reads of /dev/zero or a pipe
+// come back short (dd did, under the shim).
 //
 // What the program sees is a buffered write's: the bytes are in the page
 // cache when the call returns, for every reader; durability comes from its
 // own fsync, which writes back and waits for every page of the file,
-// whoever started the writeback.  The three requests run on an open file
-// of the library's own, opened read-only through /proc/self/fd/N into a
-// fixed-file slot first (no descriptor number, as the O_DIRECT twins), so
+// whoever started the writeback.  The requests run on an open file of the
+// library's own, opened through /proc/self/fd/N into a fixed-file slot (no
+// descriptor number, as the O_DIRECT twins; it resolves the number when it
+// runs, so a number closed and reused meanwhile gets the range of its new
+// file written back and dropped early, and nothing more), so
 // the writeback error that sync_file_range's wait consumes is that file's:
 // the program's own file still reports it at its fsync.  (The kernel's
 // legacy AS_EIO/AS_ENOSPC flags are cleared by that wait, as by any fsync;
@@ -30,11 +37,11 @@
 //
 // Memory: the bytes written this way and not yet dropped are bounded per
 // process (drop_behind_limit, 1 GiB); a write beyond it first waits for
-// the calling thread's earlier ones, as RWF_DONTCACHE would have waited.
-// A thread waits for its own before it exits.
+// earlier ones, as RWF_DONTCACHE would have waited.  A forked child starts
+// a worker of its own when it first needs one.
 //
-// Where the kernel has no such ring (before 5.19), begin() says no and the
-// caller writes with RWF_DONTCACHE.  A file that cannot be opened again
+// Where the kernel has no such ring (before 5.19) or no thread can be
+// made, begin() says no and the caller writes with RWF_DONTCACHE.  A file that cannot be opened again
 // (its permissions changed since the program opened it) keeps the pages of
 // the write cached, as a plain buffered write does (drop_behind.refused).
 #pragma once
@@ -56,20 +63,19 @@ class DropBehind {
   void finish(uint64_t offset, uint64_t done);
 
   DropBehind() = default;
-  ~DropBehind();  // an unfinished begin() is finished with nothing written
+  ~DropBehind();  // an unfinished begin() ends with nothing written
   DropBehind(const DropBehind&) = delete;
   DropBehind& operator=(const DropBehind&) = delete;
 
  private:
-  int slot_ = -1;
+  int fd_ = -1;  // the write's descriptor between begin() and finish()
 };
 
 // Whether writes of `len` bytes under the policy in effect drop behind
 // (drop_behind setting, a usable ring).
 bool drop_behind_wanted(uint64_t len);
 
-// Waits until every drop-behind write of the calling thread is dropped
-// (tests; a thread also does it before it exits).
+// Waits until every drop-behind write handed over is dropped (tests).
 void drop_behind_drain();
 
 }  // namespace hybridio

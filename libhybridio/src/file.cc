@@ -2,7 +2,9 @@
 #include "file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -89,10 +91,27 @@ ssize_t result_of(uint64_t done, int error) {
   return -error;
 }
 
+// Whether the file's pages are written back to a device: not on tmpfs,
+// ramfs or hugetlbfs, where the page cache is the file and drop-behind
+// would only cost.
+bool has_writeback(int fd) {
+  struct statfs st;
+  if (fstatfs(fd, &st) != 0) return false;
+  switch (static_cast<uint64_t>(st.f_type)) {
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case HUGETLBFS_MAGIC:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 File::File(Runtime& rt, int fd, bool owns_fd, int open_flags)
-    : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)), ra_(this) {
+    : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)),
+      has_writeback_(has_writeback(fd)), ra_(this) {
   if (align_.mem_align == 0 || align_.offset_align == 0) no_direct_.store(true);
 }
 
@@ -571,8 +590,7 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
 bool File::drops_behind(uint64_t len) const {
   // Hybrid's own uncached writes only: the dontcache policy is the kernel's
   // RWF_DONTCACHE, the fixed policy hybrid is measured against.
-  return rt_.policy().mode == HIO_MODE_HYBRID && !(open_flags_ & O_APPEND) && !dontcache_refused() &&
-         drop_behind_wanted(len);
+  return rt_.policy().mode == HIO_MODE_HYBRID && has_writeback_ && !(open_flags_ & O_APPEND) && drop_behind_wanted(len);
 }
 
 File::Piece File::loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset) {

@@ -226,6 +226,7 @@ class File {
   const bool owns_fd_;
   const int open_flags_;
   DioAlignment align_;
+  const bool has_writeback_;  // its pages go to a device (not tmpfs, ramfs): drop-behind can help
   std::mutex twin_mu_;
   std::atomic<int> direct_fd_{-1};
   std::atomic<bool> no_direct_{false};       // twin refused or first direct I/O gave EINVAL
