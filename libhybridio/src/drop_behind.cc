@@ -5,9 +5,11 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +34,12 @@ constexpr unsigned kQueue = 64;
 // writer cannot wake a wait inside the ring, and a descriptor to do it
 // with would be one the program can see).
 constexpr long kPollNs = 1000 * 1000;
+// The worker's stack: it runs the ring loop and the library's logging.
+constexpr size_t kStackBytes = 256 << 10;
+constexpr size_t kGuardBytes = 4096;
+// Where it is mapped if that is free (x86-64: far below the mappings'
+// top-down area and far above the heap).
+constexpr uintptr_t kStackHint = 0x200000000000ULL;
 
 enum Stage : uint64_t { kOpen = 0, kSync = 1, kAdvise = 2, kClose = 3 };
 uint64_t tag(unsigned slot, Stage stage) { return (static_cast<uint64_t>(slot) << 2) | stage; }
@@ -86,7 +94,17 @@ class Worker {
   void before_fork() { mu_.lock(); }
   void after_fork_parent() { mu_.unlock(); }
   void after_fork_child() {
+    // The parent's worker waits on work_, and the copies of the condition
+    // variables count it as a waiter that does not exist here: a signal
+    // would wait for it forever.  New ones (the old ones are not destroyed:
+    // glibc waits for their waiters to leave).
+    new (&room_) std::condition_variable();
+    new (&work_) std::condition_variable();
     if (ring_ok_) close_fdless_ring(&ring_);  // the parent's; its kernel side stays theirs
+    // The parent's worker stack: unused here, and its place is the one a
+    // worker of the child's own should take.
+    if (stack_mapping_) munmap(stack_mapping_, kStackBytes + kGuardBytes);
+    stack_mapping_ = stack_ = nullptr;
     ring_ok_ = false;
     for (Slot& s : slots_) s = Slot{};
     busy_ = head_ = queued_ = 0;
@@ -114,7 +132,13 @@ class Worker {
       sigfillset(&all);
       pthread_sigmask(SIG_SETMASK, &all, &old);
       pthread_t thread;
-      const int rc = pthread_create(&thread, nullptr, &Worker::main, this);
+      int rc = EAGAIN;
+      pthread_attr_t attr;
+      if (void* stack = map_stack(); stack && pthread_attr_init(&attr) == 0) {
+        pthread_attr_setstack(&attr, stack, kStackBytes);
+        rc = pthread_create(&thread, &attr, &Worker::main, this);
+        pthread_attr_destroy(&attr);
+      }
       pthread_sigmask(SIG_SETMASK, &old, nullptr);
       if (rc != 0) {
         HIO_INFO("drop-behind writes unavailable (no thread: %s); uncached writes use RWF_DONTCACHE", strerror(rc));
@@ -126,6 +150,24 @@ class Worker {
     }
     while (!ready_ && !failed_) room_.wait(lock);
     return !failed_;
+  }
+
+  // The worker's stack, mapped where the program's own mappings rarely are.
+  // Without the hint the kernel puts a new mapping into the highest free
+  // gap, often one the program has just unmapped: a program that writes
+  // from such a range must get EFAULT, not the bytes of our stack (the
+  // differential case bad_buffer_unmapped found it with glibc's 8 MiB
+  // default stack).  The lowest page is the guard.
+  void* map_stack() {
+    if (stack_) return stack_;
+    void* hint = reinterpret_cast<void*>(kStackHint);
+    void* p = mmap(hint, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    mprotect(p, kGuardBytes, PROT_NONE);
+    stack_mapping_ = p;
+    stack_ = static_cast<char*>(p) + kGuardBytes;
+    return stack_;
   }
 
   static void* main(void* self) {
@@ -267,6 +309,8 @@ class Worker {
   unsigned head_ = 0, queued_ = 0;
   uint64_t backlog_ = 0;  // bytes handed over and not yet dropped
   bool running_ = false, ready_ = false, failed_ = false;
+  void* stack_mapping_ = nullptr;  // the worker's stack, its guard page first
+  void* stack_ = nullptr;
   // The worker's own (busy_ changes under mu_).
   io_uring ring_{};
   bool ring_ok_ = false;
