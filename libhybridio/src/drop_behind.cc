@@ -74,14 +74,16 @@ class Worker {
     return !failed_;
   }
 
-  // Hands a write over (after reserve()).
-  void hand_over(const Write& w) {
+  // Hands a write over (after reserve()); false when the worker has
+  // failed meanwhile (the write's pages stay cached, as a buffered write's).
+  bool hand_over(const Write& w) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (failed_ || !running_) return;  // its pages stay cached, as a buffered write's
+    if (failed_ || !running_) return false;
     queue_[(head_ + queued_) % kQueue] = w;
     ++queued_;
     backlog_ += w.len;
     work_.notify_one();
+    return true;
   }
 
   void drain() {
@@ -345,8 +347,7 @@ void DropBehind::finish(uint64_t offset, uint64_t done) {
   if (fd_ < 0) return;
   const int fd = fd_;
   fd_ = -1;
-  if (done == 0) return;
-  worker().hand_over(Write{fd, offset, done});
+  if (done == 0 || !worker().hand_over(Write{fd, offset, done})) return;
   Stats& st = Runtime::get().stats();
   st.add(st.drop_behind_writes);
   st.add(st.drop_behind_bytes, done);

@@ -41,9 +41,10 @@
 // a worker of its own when it first needs one.
 //
 // Where the kernel has no such ring (before 5.19) or no thread can be
-// made, begin() says no and the caller writes with RWF_DONTCACHE.  A file that cannot be opened again
-// (its permissions changed since the program opened it) keeps the pages of
-// the write cached, as a plain buffered write does (drop_behind.refused).
+// made, begin() says no and the caller writes with RWF_DONTCACHE.  A file
+// that cannot be opened again (its permissions changed since the program
+// opened it) keeps the pages of the write cached, as a plain buffered
+// write does (drop_behind.refused).
 #pragma once
 
 #include <sys/types.h>
@@ -59,7 +60,7 @@ class DropBehind {
   // writes uncached itself).
   bool begin(int fd, uint64_t len);
   // The write of begin() moved `done` bytes at `offset` (0: nothing, or it
-  // failed): the open, writeback, drop and close are submitted.
+  // failed): it is handed to the worker, which submits its requests.
   void finish(uint64_t offset, uint64_t done);
 
   DropBehind() = default;
@@ -71,8 +72,8 @@ class DropBehind {
   int fd_ = -1;  // the write's descriptor between begin() and finish()
 };
 
-// Whether writes of `len` bytes under the policy in effect drop behind
-// (drop_behind setting, a usable ring).
+// Whether writes of `len` bytes are large enough to drop behind
+// (the drop_behind setting; begin() says whether it can run).
 bool drop_behind_wanted(uint64_t len);
 
 // Waits until every drop-behind write handed over is dropped (tests).

@@ -75,12 +75,6 @@ class RingLoop {
     }
   }
 
-  // Hands on every completion that is ready, without entering the kernel.
-  template <class F>
-  unsigned reap_ready(F&& on_completion) {
-    return reap(on_completion);
-  }
-
   // Submits the prepared entries and waits until at least one completion
   // has been handed on; returns at once when nothing is prepared or in
   // flight.  0, or -errno after the policy above.

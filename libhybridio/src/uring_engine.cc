@@ -345,8 +345,6 @@ bool fdless_ring_supports(io_uring* ring, std::initializer_list<int> ops) {
   return true;
 }
 
-uint64_t ring_generation() { return g_generation.load(std::memory_order_relaxed); }
-
 void close_fdless_ring(io_uring* ring) {
   // No descriptor to close: drop the registered index (6.3+; before that
   // the ring lives until the thread exits) and unmap.

@@ -99,15 +99,13 @@ void discard_calling_thread_ring();
 
 // A ring of the calling thread's own that no descriptor number shows, as
 // the thread's ring under the shim: `slots` sparse fixed-file slots, the
-// ring reached through its registered index (drop_behind.h).  0 or -errno
-// (-EOPNOTSUPP: a kernel before 5.19).  Closed with close_fdless_ring();
-// not to be used in a forked child (ring_generation() has moved on).
+// ring reached through its registered index (drop_behind.h's worker).
+// 0 or -errno (-EOPNOTSUPP: a kernel before 5.19).  Closed with
+// close_fdless_ring(); a forked child must not use its parent's.
 int open_fdless_ring(io_uring* ring, unsigned depth, unsigned slots);
 void close_fdless_ring(io_uring* ring);
 // Whether the kernel behind such a ring knows every operation in `ops`.
 bool fdless_ring_supports(io_uring* ring, std::initializer_list<int> ops);
-// Moves on in a child after every fork (once uring_usable() was asked).
-uint64_t ring_generation();
 
 // A ring that any thread may use (one at a time; no SINGLE_ISSUER, no
 // registered ring index), on a high descriptor number: for state shared by
