@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
-#include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include <mutex>
 #include <new>
 
+#include "library_thread.h"
 #include "log.h"
 #include "runtime.h"
 #include "stats.h"
@@ -34,12 +33,6 @@ constexpr unsigned kQueue = 64;
 // writer cannot wake a wait inside the ring, and a descriptor to do it
 // with would be one the program can see).
 constexpr long kPollNs = 1000 * 1000;
-// The worker's stack: it runs the ring loop and the library's logging.
-constexpr size_t kStackBytes = 256 << 10;
-constexpr size_t kGuardBytes = 4096;
-// Where it is mapped if that is free (x86-64: far below the mappings'
-// top-down area and far above the heap).
-constexpr uintptr_t kStackHint = 0x200000000000ULL;
 
 enum Stage : uint64_t { kOpen = 0, kSync = 1, kAdvise = 2, kClose = 3 };
 uint64_t tag(unsigned slot, Stage stage) { return (static_cast<uint64_t>(slot) << 2) | stage; }
@@ -103,10 +96,6 @@ class Worker {
     new (&room_) std::condition_variable();
     new (&work_) std::condition_variable();
     if (ring_ok_) close_fdless_ring(&ring_);  // the parent's; its kernel side stays theirs
-    // The parent's worker stack: unused here, and its place is the one a
-    // worker of the child's own should take.
-    if (stack_mapping_) munmap(stack_mapping_, kStackBytes + kGuardBytes);
-    stack_mapping_ = stack_ = nullptr;
     ring_ok_ = false;
     for (Slot& s : slots_) s = Slot{};
     busy_ = head_ = queued_ = 0;
@@ -128,57 +117,20 @@ class Worker {
     if (failed_) return false;
     if (!running_) {
       running_ = true;
-      // Every signal blocked in the worker: the program's signals go to
-      // its own threads.
-      sigset_t all, old;
-      sigfillset(&all);
-      pthread_sigmask(SIG_SETMASK, &all, &old);
-      pthread_t thread;
-      int rc = EAGAIN;
-      pthread_attr_t attr;
-      if (void* stack = map_stack(); stack && pthread_attr_init(&attr) == 0) {
-        pthread_attr_setstack(&attr, stack, kStackBytes);
-        rc = pthread_create(&thread, &attr, &Worker::main, this);
-        pthread_attr_destroy(&attr);
-      }
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
-      if (rc != 0) {
+      if (int rc = thread_.start("hybridio-drop", &Worker::main, this); rc != 0) {
         HIO_INFO("drop-behind writes unavailable (no thread: %s); uncached writes use RWF_DONTCACHE", strerror(rc));
         running_ = false;
         failed_ = true;
         return false;
       }
-      pthread_detach(thread);
     }
     while (!ready_ && !failed_) room_.wait(lock);
     return !failed_;
   }
 
-  // The worker's stack, mapped where the program's own mappings rarely are.
-  // Without the hint the kernel puts a new mapping into the highest free
-  // gap, often one the program has just unmapped: a program that writes
-  // from such a range must get EFAULT, not the bytes of our stack (the
-  // differential case bad_buffer_unmapped found it with glibc's 8 MiB
-  // default stack).  The lowest page is the guard.
-  void* map_stack() {
-    if (stack_) return stack_;
-    void* hint = reinterpret_cast<void*>(kStackHint);
-    void* p = mmap(hint, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    mprotect(p, kGuardBytes, PROT_NONE);
-    stack_mapping_ = p;
-    stack_ = static_cast<char*>(p) + kGuardBytes;
-    return stack_;
-  }
-
-  static void* main(void* self) {
-    static_cast<Worker*>(self)->run();
-    return nullptr;
-  }
+  static void main(void* self) { static_cast<Worker*>(self)->run(); }
 
   void run() {
-    pthread_setname_np(pthread_self(), "hybridio-drop");
     const bool ok = open_ring();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -311,8 +263,7 @@ class Worker {
   unsigned head_ = 0, queued_ = 0;
   uint64_t backlog_ = 0;  // bytes handed over and not yet dropped
   bool running_ = false, ready_ = false, failed_ = false;
-  void* stack_mapping_ = nullptr;  // the worker's stack, its guard page first
-  void* stack_ = nullptr;
+  LibraryThread thread_;  // the worker (library_thread.h)
   // The worker's own (busy_ changes under mu_).
   io_uring ring_{};
   bool ring_ok_ = false;

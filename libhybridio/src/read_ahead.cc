@@ -16,6 +16,7 @@
 #include "memory_headroom.h"
 #include "read_lease.h"
 #include "ring_loop.h"
+#include "ring_submitter.h"
 #include "stats.h"
 #include "syscall_table.h"
 #include "uring_engine.h"
@@ -93,6 +94,7 @@ struct ReadAhead::Window {
   const pid_t pid;
   std::mutex mu;
   io_uring ring{};
+  RemoteRing remote;           // the ring's submissions, by the submitter thread (ensure_ring())
   RingLoop loop;
   bool ring_ok = false;
   bool ring_failed = false;    // no ring (io_uring unusable, no memory): never read ahead
@@ -223,7 +225,7 @@ struct ReadAhead::Window {
     const int lfd = lease.fd();
     unsigned queued = 0;
     while (count < kRingEntries && next < stop) {
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+      io_uring_sqe* sqe = loop.get_sqe();
       if (!sqe) break;
       Slot s;
       if (!acquire(block, &s.buf)) {
@@ -268,21 +270,26 @@ struct ReadAhead::Window {
     return true;
   }
 
+  // The window's ring, submitted to by the library's submitter thread: its
+  // reads are in flight between the program's calls, and their completions
+  // must not flag a program thread as having a signal pending
+  // (ring_submitter.h).  A shared ring: any thread may wait on it.
   bool ensure_ring() {
     if (ring_ok) return true;
     if (ring_failed || !uring_usable()) return false;
-    if (open_shared_ring(&ring, kRingEntries) != 0) {
+    if (!ring_submitter_ready() || open_shared_ring(&ring, kRingEntries) != 0) {
       ring_failed = true;
       return false;
     }
     ring_ok = true;
-    loop.reset(&ring);
+    loop.reset(&ring, &remote);
     return true;
   }
 
   ~Window() {
     clear();
     drop_spares();
+    loop.settle();  // the submitter thread is done with the ring
     if (ring_ok) close_ring(&ring);
     lease.release();
   }

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,8 +15,8 @@
 #include <mutex>
 #include <new>
 
+#include "library_thread.h"
 #include "private_fd.h"
-#include "private_mappings.h"
 #include "syscall_table.h"
 
 namespace hybridio {
@@ -77,7 +76,7 @@ void release_broken() {
   }
 }
 
-void* watch(void*) {
+void watch(void*) {
   g_watcher_tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
   sigset_t set;
   sigemptyset(&set);
@@ -98,7 +97,6 @@ void* watch(void*) {
     std::lock_guard<std::mutex> lock(g_mu);
     release_broken();
   }
-  return nullptr;
 }
 
 void atfork_prepare() { g_mu.lock(); }
@@ -117,24 +115,8 @@ void atfork_child() {
 
 void register_atfork() { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
-// The watcher's stack, out of the program's address ranges (as every
-// mapping of the library's: private_mappings.h), with a guard page below.
-// Mapped once: a forked child, which has no watcher, reuses its copy.
-// Generous (only the touched pages cost memory): glibc puts the thread's
-// static TLS, which a large program's libraries make big, on it as well.
-constexpr size_t kStackGuard = 64 << 10;
-constexpr size_t kStack = 1 << 20;
-char* g_watcher_stack = nullptr;
-
-char* watcher_stack() {
-  if (!g_watcher_stack) {
-    char* p = map_private(kStackGuard + kStack, 4096);
-    if (!p) return nullptr;
-    mprotect(p, kStackGuard, PROT_NONE);
-    g_watcher_stack = p + kStackGuard;
-  }
-  return g_watcher_stack;
-}
+// The watcher thread (its stack is kept for a forked child's watcher).
+LibraryThread g_watcher;
 
 // The watcher's thread id, starting it if this process has none.  0 when
 // no thread can be started.  Under g_mu.
@@ -143,26 +125,8 @@ pid_t watcher_tid() {
   if (g_watcher_pid == me) return g_watcher_tid.load(std::memory_order_acquire);
   pthread_once(&g_atfork_once, register_atfork);
   g_watcher_tid.store(0, std::memory_order_relaxed);
-  // Every signal blocked in the new thread from its first instruction on:
-  // the lease signal waits for sigtimedwait, and the program's signals go to
-  // the program's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  char* stack = watcher_stack();
-  if (stack)
-    pthread_attr_setstack(&attr, stack, kStack);
-  else
-    pthread_attr_setstacksize(&attr, 64 << 10);
-  pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, watch, nullptr);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return 0;
-  pthread_setname_np(thread, "hybridio-lease");
+  // The lease signal is blocked there (library_thread.h) and waits for sigtimedwait.
+  if (g_watcher.start("hybridio-lease", watch, nullptr) != 0) return 0;
   g_watcher_pid = me;
   pid_t tid;
   while ((tid = g_watcher_tid.load(std::memory_order_acquire)) == 0) {

@@ -24,6 +24,15 @@
 //    Only then does it return -errno.  No buffer is ever released while the
 //    kernel may still write into it; the request reports the errno.
 //
+// Submissions are made by the calling thread, or, for a loop given a
+// RemoteRing, by the library's submitter thread (ring_submitter.h: for
+// requests that outlive the call that made them).  Then submit() only asks
+// for it and returns; what the kernel took is read from the ring's head, a
+// failure of the thread's entry is handled by the next submit() or pump()
+// as above, and entries are prepared with get_sqe(), which waits until the
+// thread is done with the ring.  Completions are waited for on the calling
+// thread either way.
+//
 // Every entry into the ring goes through sys().ring_enter (syscall_table.h),
 // so a test can inject each of these.  One RingLoop per user of a ring, used
 // by one thread at a time; the ring may be handed from user to user only
@@ -36,6 +45,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "ring_submitter.h"
 #include "syscall_table.h"
 
 namespace hybridio {
@@ -49,14 +59,31 @@ class RingLoop {
   explicit RingLoop(io_uring* ring) : ring_(ring) {}
 
   // Another ring (or none); nothing of this loop may be in flight.
-  void reset(io_uring* ring) {
+  // `remote`: submitted by the submitter thread (above).
+  void reset(io_uring* ring, RemoteRing* remote = nullptr) {
+    settle();
     ring_ = ring;
+    remote_ = remote;
     submitted_ = reaped_ = 0;
+    head_at_reset_ = ring && remote ? io_uring_smp_load_acquire(ring->sq.khead) : 0;
   }
   io_uring* ring() const { return ring_; }
+  // An entry to prepare (nullptr: the submission queue is full).
+  io_uring_sqe* get_sqe() {
+    settle();
+    return io_uring_get_sqe(ring_);
+  }
+  // Waits until the submitter thread is done with the ring (at once for a
+  // loop that submits itself).
+  void settle() {
+    if (remote_) remote_->wait_done();
+  }
   // Entries taken by the kernel and not yet completed (a completion left
   // in the ring by an earlier user never makes it negative).
-  unsigned in_flight() const { return reaped_ < submitted_ ? submitted_ - reaped_ : 0; }
+  unsigned in_flight() const {
+    const unsigned taken = remote_ ? io_uring_smp_load_acquire(ring_->sq.khead) - head_at_reset_ : submitted_;
+    return reaped_ < taken ? taken - reaped_ : 0;
+  }
   // Entries prepared and not yet taken by the kernel.
   unsigned unsubmitted() const { return ring_ ? io_uring_sq_ready(ring_) : 0; }
   bool idle() const { return in_flight() == 0 && unsubmitted() == 0; }
@@ -66,6 +93,7 @@ class RingLoop {
   // with the next call), or -errno after the policy above.
   template <class F>
   int submit(F&& on_completion) {
+    if (remote_) return submit_remotely(on_completion);
     for (;;) {
       if (unsubmitted() == 0) return 0;
       const int rc = enter(0, true);
@@ -80,6 +108,7 @@ class RingLoop {
   // flight.  0, or -errno after the policy above.
   template <class F>
   int pump(F&& on_completion) {
+    if (remote_) return pump_remotely(on_completion);
     int busy = 0;
     for (;;) {
       if (reap(on_completion) > 0) return 0;
@@ -104,6 +133,50 @@ class RingLoop {
   }
 
  private:
+  // submit() and pump() when the submitter thread submits: the same
+  // policy, with the thread's entries' errors taken once it is done.
+  template <class F>
+  int submit_remotely(F& on_completion) {
+    reap(on_completion);
+    if (remote_->done()) {
+      const int err = remote_->take_error();
+      if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY) return fail(-err, on_completion);
+    }
+    if (unsubmitted() > 0 && !remote_->request(ring_)) return fail(EAGAIN, on_completion);
+    return 0;
+  }
+
+  template <class F>
+  int pump_remotely(F& on_completion) {
+    int busy = 0;
+    for (;;) {
+      if (reap(on_completion) > 0) return 0;
+      if (idle()) return 0;
+      if (unsubmitted() > 0) {
+        if (!remote_->request(ring_)) return fail(EAGAIN, on_completion);
+        // Nothing the kernel took to wait for until the thread has entered the ring.
+        if (in_flight() == 0) remote_->wait_done();
+      }
+      if (remote_->done()) {
+        const int err = remote_->take_error();
+        if (err == -EAGAIN || err == -EBUSY) {
+          if (reap(on_completion) > 0) return 0;
+          if (in_flight() == 0) {
+            if (++busy > kBusyRetries) return fail(-err, on_completion);
+            usleep(1000);
+            continue;
+          }
+        } else if (err < 0 && err != -EINTR) {
+          return fail(-err, on_completion);
+        }
+      }
+      if (in_flight() > 0) {
+        const int w = enter(1, false);
+        if (w < 0 && w != -EINTR && w != -EAGAIN && w != -EBUSY) return fail(-w, on_completion);
+      }
+    }
+  }
+
   // One entry into the ring; counts what the kernel took.
   int enter(unsigned wait_nr, bool submit) {
     const int rc = sys().ring_enter(ring_, wait_nr, submit);
@@ -131,6 +204,7 @@ class RingLoop {
   // wait for what it has, then report.
   template <class F>
   int fail(int err, F& on_completion) {
+    settle();
     uint64_t user_data;
     while (withdraw_one(&user_data)) on_completion(user_data, -err);
     while (in_flight() > 0) {
@@ -145,6 +219,8 @@ class RingLoop {
   bool withdraw_one(uint64_t* user_data);
 
   io_uring* ring_ = nullptr;
+  RemoteRing* remote_ = nullptr;
+  unsigned head_at_reset_ = 0;  // with remote_: the ring's head when it became ours
   unsigned submitted_ = 0;
   unsigned reaped_ = 0;
 };

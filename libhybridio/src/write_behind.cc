@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <thread>
 
 #include "buffer_pool.h"
+#include "library_thread.h"
 #include "log.h"
 #include "ring_loop.h"
 #include "runtime.h"
@@ -354,7 +354,8 @@ class Pipeline {
   uint32_t nfree_ = 0;
 };
 
-void writer_thread(Queue* q) { Pipeline(*q).run(); }
+void writer_thread(void* q) { Pipeline(*static_cast<Queue*>(q)).run(); }
+LibraryThread g_writer;  // library_thread.h
 
 void drain_at_fork() { write_behind_drain(); }
 void drain_at_exit() { write_behind_drain(); }
@@ -390,9 +391,7 @@ bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data,
     std::unique_lock<std::mutex> lock(q.mu);
     if (!q.started) {
       // A writer thread that exit() and fork() wait for.
-      try {
-        std::thread(writer_thread, &q).detach();
-      } catch (...) {
+      if (g_writer.start("hybridio-write", writer_thread, &q) != 0) {
         delete job;
         return false;
       }
