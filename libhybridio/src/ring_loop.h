@@ -152,28 +152,28 @@ class RingLoop {
     for (;;) {
       if (reap(on_completion) > 0) return 0;
       if (idle()) return 0;
-      if (unsubmitted() > 0) {
-        if (!remote_->request(ring_)) return fail(EAGAIN, on_completion);
-        // Nothing the kernel took to wait for until the thread has entered the ring.
-        if (in_flight() == 0) remote_->wait_done();
-      }
       if (remote_->done()) {
+        // What the thread's last entry said comes first: nothing is
+        // submitted again after a failure.
         const int err = remote_->take_error();
         if (err == -EAGAIN || err == -EBUSY) {
           if (reap(on_completion) > 0) return 0;
           if (in_flight() == 0) {
             if (++busy > kBusyRetries) return fail(-err, on_completion);
             usleep(1000);
-            continue;
           }
         } else if (err < 0 && err != -EINTR) {
           return fail(-err, on_completion);
         }
+        if (unsubmitted() > 0 && !remote_->request(ring_)) return fail(EAGAIN, on_completion);
       }
       if (in_flight() > 0) {
         const int w = enter(1, false);
         if (w < 0 && w != -EINTR && w != -EAGAIN && w != -EBUSY) return fail(-w, on_completion);
+        continue;
       }
+      // Nothing the kernel took to wait for until the thread has entered the ring.
+      remote_->wait_done();
     }
   }
 
