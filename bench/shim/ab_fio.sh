@@ -11,10 +11,14 @@
 # HYBRIDIO_READ_THRESHOLD=BS here: their reads were not on defaults).
 # Prints one line per run ("phase variant GB/s"), then the medians and the
 # per-round B/A ratios.  SIZE should exceed the
-# dirty limit (20 % of RAM) for writes that show writeback.
+# dirty limit (20 % of RAM) for writes that show writeback.  PHASES=read
+# (or write) runs one phase only; reads then use one file written plainly.
 set -euo pipefail
 A=${1:?A_SHIM}; B=${2:?B_SHIM}; DIR=${3:?DIR}
 ROUNDS=${4:-7}; SIZE=${5:-4G}; BS=${6:-4M}
+PHASES=${PHASES:-write read}
+case " $PHASES " in *" write "*|*" read "*) ;; *) echo "ab_fio.sh: PHASES must name write and/or read" >&2; exit 2 ;; esac
+has_phase() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 [ "$(id -u)" -eq 0 ] || { echo "ab_fio.sh: run as root (drop_caches)" >&2; exit 2; }
 # Absolute paths: the dynamic loader skips a preload it cannot open with only a warning, and the
 # run would measure plain fio.
@@ -30,23 +34,27 @@ job() {
   env "${preload[@]}" fio --name=ab --filename="$F" --bs="$BS" --size="$SIZE" \
     --output-format=json "$@" | gbps
 }
+if ! has_phase write; then
+  rm -f "$F"
+  fio --name=ab --filename="$F" --bs="$BS" --size="$SIZE" --rw=write --ioengine=psync --end_fsync=1 >/dev/null
+fi
 for round in $(seq "$ROUNDS"); do
-  for v in a b ceiling; do
+  if has_phase write; then for v in a b ceiling; do
     rm -f "$F"; sync
     case $v in
       a) echo "write a $(job "$A" --rw=write --ioengine=psync --end_fsync=1)" ;;
       b) echo "write b $(job "$B" --rw=write --ioengine=psync --end_fsync=1)" ;;
       ceiling) echo "write ceiling $(job "" --rw=write --ioengine=io_uring --iodepth=8 --direct=1 --end_fsync=1)" ;;
     esac
-  done
-  for v in a b ceiling; do
+  done; fi
+  if has_phase read; then for v in a b ceiling; do
     sync; echo 3 > /proc/sys/vm/drop_caches
     case $v in
       a) echo "read a $(job "$A" --rw=read --ioengine=psync)" ;;
       b) echo "read b $(job "$B" --rw=read --ioengine=psync)" ;;
       ceiling) echo "read ceiling $(job "" --rw=read --ioengine=io_uring --iodepth=8 --direct=1)" ;;
     esac
-  done
+  done; fi
 done | tee "$DIR/ab_fio.txt"
 rm -f "$F"
 python3 - "$DIR/ab_fio.txt" <<'PY'
@@ -56,6 +64,8 @@ for line in open(sys.argv[1]):
     phase, variant, gbps = line.split()
     runs[(phase, variant)].append(float(gbps))
 for phase in ("write", "read"):
+    if not runs[(phase, "a")]:
+        continue
     med = {v: statistics.median(runs[(phase, v)]) for v in ("a", "b", "ceiling")}
     ratios = [b / a for a, b in zip(runs[(phase, "a")], runs[(phase, "b")])]
     print(f"{phase}: median GB/s a {med['a']:.2f}, b {med['b']:.2f}, ceiling {med['ceiling']:.2f}; "
