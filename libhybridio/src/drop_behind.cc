@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,8 +47,8 @@ struct Write {
 // completions of a ring's requests are run as task work of the thread that
 // submitted them, which the kernel signals with TIF_NOTIFY_SIGNAL, and a
 // program thread with that flag set sees its pending "signal" (a read of
-// /dev/zero or a pipe comes back short).  Made once and never destroyed:
-// the worker may still run while the process exits.
+// /dev/zero or a pipe comes back short).  One per process
+// (process_instance()).
 class Worker {
  public:
   // Waits for room for `len` more bytes (and starts the worker in this
@@ -271,15 +270,7 @@ class Worker {
   unsigned busy_ = 0;
 };
 
-Worker& worker() {
-  static Worker* w = [] {
-    Worker* made = new Worker();
-    pthread_atfork([] { worker().before_fork(); }, [] { worker().after_fork_parent(); },
-                   [] { worker().after_fork_child(); });
-    return made;
-  }();
-  return *w;
-}
+Worker& worker() { return process_instance<Worker>(); }
 
 }  // namespace
 

@@ -19,6 +19,8 @@
 // same LibraryThread runs on it.
 #pragma once
 
+#include <pthread.h>
+
 namespace hybridio {
 
 class LibraryThread {
@@ -40,5 +42,20 @@ class LibraryThread {
   void (*body_)(void*) = nullptr;
   void* arg_ = nullptr;
 };
+
+// The process's one T, for a class that owns a library thread: made on
+// first use and never destroyed (its thread may still run while the
+// process exits), with T's before_fork(), after_fork_parent() and
+// after_fork_child() registered with pthread_atfork(3) when it is made.
+template <class T>
+T& process_instance() {
+  static T* const instance = [] {
+    T* made = new T();
+    pthread_atfork([] { process_instance<T>().before_fork(); }, [] { process_instance<T>().after_fork_parent(); },
+                   [] { process_instance<T>().after_fork_child(); });
+    return made;
+  }();
+  return *instance;
+}
 
 }  // namespace hybridio

@@ -79,7 +79,10 @@ class RingLoop {
     if (remote_) remote_->wait_done();
   }
   // Entries taken by the kernel and not yet completed (a completion left
-  // in the ring by an earlier user never makes it negative).
+  // in the ring by an earlier user never makes it negative).  A loop that
+  // submits itself counts what its own entries took: a thread's ring can
+  // have two loops at once (a pinned request's and the engine's inside
+  // it), and the ring's head counts both.  A remote ring has one.
   unsigned in_flight() const {
     const unsigned taken = remote_ ? io_uring_smp_load_acquire(ring_->sq.khead) - head_at_reset_ : submitted_;
     return reaped_ < taken ? taken - reaped_ : 0;

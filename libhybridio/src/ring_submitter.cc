@@ -1,8 +1,6 @@
 // ring_submitter.cc - see ring_submitter.h.
 #include "ring_submitter.h"
 
-#include <pthread.h>
-
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
@@ -13,8 +11,8 @@
 
 namespace hybridio {
 
-// The process's submitter thread and its queue of rings to enter.  Made
-// once and never destroyed (it may still run while the process exits).
+// The process's submitter thread and its queue of rings to enter (one per
+// process: process_instance()).
 class Submitter {
  public:
   bool ready() {
@@ -102,15 +100,7 @@ class Submitter {
 
 namespace {
 
-Submitter& submitter() {
-  static Submitter* s = [] {
-    Submitter* made = new Submitter();
-    pthread_atfork([] { submitter().before_fork(); }, [] { submitter().after_fork_parent(); },
-                   [] { submitter().after_fork_child(); });
-    return made;
-  }();
-  return *s;
-}
+Submitter& submitter() { return process_instance<Submitter>(); }
 
 }  // namespace
 
