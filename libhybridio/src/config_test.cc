@@ -183,7 +183,7 @@ TEST(SettingsTable, DefaultsAreTheStructsOwn) {
   ASSERT_TRUE(get_setting(defaults, "chunk_size", &v));
   EXPECT_EQ(v, "1M");  // EngineSettings()
   ASSERT_TRUE(get_setting(defaults, "read_ahead", &v));
-  EXPECT_EQ(v, "32M");  // on by default (read_ahead.h)
+  EXPECT_EQ(v, "16M");  // on by default (read_ahead.h)
   EXPECT_FALSE(get_setting(defaults, "no_such_key", &v));
 }
 
@@ -240,7 +240,7 @@ TEST(SettingsTable, LimitsComeFromTheRow) {
   EXPECT_FALSE(set_setting(&c, "write_behind_limit", "512K"));
   EXPECT_FALSE(set_setting(&c, "read_ahead", "2G"));
   EXPECT_TRUE(set_setting(&c, "read_ahead", "on"));
-  EXPECT_EQ(c.engine.read_ahead, 32u << 20);
+  EXPECT_EQ(c.engine.read_ahead, 16u << 20);
   EXPECT_FALSE(set_setting(&c, "stats", ""));
   EXPECT_EQ(c.engine.chunk_size, 64u << 20);  // the refused values changed nothing
 

@@ -1,5 +1,5 @@
 // read_ahead.h - read-ahead for sequential direct reads (on by default:
-// HYBRIDIO_READ_AHEAD=32M per stream; off turns it off).
+// HYBRIDIO_READ_AHEAD=16M per stream; off turns it off).
 //
 // One thread reading a file direct in 4 MiB calls keeps at most one call's
 // chunks in flight, and the device idles between calls: on the development

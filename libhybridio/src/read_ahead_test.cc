@@ -123,7 +123,7 @@ TEST_F(ReadAheadTest, OnByDefault) {
   hio_engine_get(&e);
   e.read_ahead = saved_.read_ahead;  // the process default (no HYBRIDIO_READ_AHEAD in the test's environment)
   hio_engine_set(&e);
-  ASSERT_EQ(e.read_ahead, 32 * M);
+  ASSERT_EQ(e.read_ahead, 16 * M);
   const std::string path = dir_.file("default");
   std::vector<char> model = make_file(path, 4 * M, 2);
   hio_file* f;

@@ -180,7 +180,7 @@ struct hio_engine_config {
 	int write_behind;            /* 1: direct writes return once staged (docs/architecture.md) */
 	uint64_t write_behind_limit; /* staging memory for write-behind, per process (>= 1 MiB) */
 	/* Appended with read-ahead. */
-	uint64_t read_ahead;         /* bytes read ahead of a sequential direct read stream, under a read lease (0: off; <= 1 GiB; default 32 MiB) */
+	uint64_t read_ahead;         /* bytes read ahead of a sequential direct read stream, under a read lease (0: off; <= 1 GiB; default 16 MiB) */
 };
 
 /* The engine settings in effect (after environment and config file). */
