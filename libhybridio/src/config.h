@@ -60,7 +60,6 @@ struct Config {
   uint32_t learn_damping = 10;     // samples an estimate averages over
   bool learn_uncached_writes = true;  // off the cache, writes start uncached (LearnTuning::uncached_writes_first)
   bool learn_pipelined_reads = true;  // long cold read streams start pipelined (LearnTuning::pipelined_reads_first)
-  uint64_t learn_uncached_stream_reads = 16 << 20;  // read stream calls this large start uncached (LearnTuning::uncached_stream_reads_from; 0: none)
   bool learn_uncached_random_reads = true;  // large reads of a file read at random start uncached (LearnTuning::uncached_random_reads_first)
   uint64_t learn_confirm = 1ULL << 30;  // bytes a move of a measured choice waits (LearnTuning::move_confirm_bytes)
   std::string state_dir;           // where learned costs persist; "" = the XDG default

@@ -62,13 +62,10 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   const PackedVerdicts v = fs.verdicts_for(req.op, at_random);
   const LearnTuning& tuning = rt_.learned()->tuning();
   const bool uncached_first = req.op == HIO_OP_WRITE && tuning.uncached_writes_first;
-  const uint64_t uncached_from = rt_.learned()->uncached_stream_reads_from();
   const bool pipelined_first = req.op == HIO_OP_READ && long_read_stream(req);
   const bool random_uncached =
       at_random && tuning.uncached_random_reads_first && (req.file_flags & HIO_FILE_DONTCACHE_OK);
-  const bool large_uncached = req.op == HIO_OP_READ && !at_random &&
-                              class_floor(size_class(req.length)) >= uncached_from;
-  if (v == 0 && !uncached_first && !pipelined_first && !random_uncached && !large_uncached) return base;
+  if (v == 0 && !uncached_first && !pipelined_first && !random_uncached) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
     learned->write_threshold = learned_threshold(v, base.write_threshold);
@@ -82,9 +79,7 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
     learned->stream_threshold = learned_threshold(v, stream);
   }
   const int c = size_class(req.length);
-  bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c, uncached_first)
-                 : at_random              ? prefers_dontcache(v, c)
-                                          : read_stream_prefers_dontcache(v, c, uncached_from);
+  bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c, uncached_first) : prefers_dontcache(v, c);
   if (at_random) {
     // A read at random has no stream to keep on one path: it goes as its
     // own class was measured (as a read at random), uncached until then.

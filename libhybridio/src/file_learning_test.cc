@@ -225,33 +225,12 @@ class FileLearning : public ::testing::Test {
   }
   void TearDown() override {
     hio_policy_set(&saved_);
-    if (Runtime::get().learned()) {
-      Runtime::get().learned()->set_pipelined_reads_first(pipelined_reads_first_);
-      Runtime::get().learned()->set_uncached_stream_reads_from(Runtime::get().learned()->tuning().uncached_stream_reads_from);
-    }
+    if (Runtime::get().learned()) Runtime::get().learned()->set_pipelined_reads_first(pipelined_reads_first_);
   }
   // Cold read streams below the stream threshold start in the cache, as
   // they do with the setting learn_pipelined_reads off: for tests of what
   // such a stream explores.
   static void keep_small_read_streams_in_the_cache() { Runtime::get().learned()->set_pipelined_reads_first(false); }
-  // Read streams of large calls start direct, as smaller ones do (the
-  // setting learn_uncached_stream_reads off): for tests of what a direct
-  // stream of them does.
-  void start_large_read_streams_direct() {
-    PathCosts& learned = *Runtime::get().learned();
-    learned.set_uncached_stream_reads_from(~0ULL);
-    LearnTuning tuning = learned.tuning();
-    tuning.uncached_stream_reads_from = ~0ULL;
-    const int fd = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    LearnedFs* fs = nullptr;
-    learned_fs_of(fd, &fs);
-    close(fd);
-    ASSERT_NE(fs, nullptr);
-    std::lock_guard<std::mutex> lock(fs->mu);
-    fs->costs = FsCostSet(tuning);
-    fs->publish();
-  }
 
   bool pipelined_reads_first_ = true;
 
@@ -400,10 +379,6 @@ TEST_F(FileLearning, ReadsOfAFileReadAtRandomGoUncachedUntilTheirSizeIsMeasuredA
   // development VM), where it is not in flight still, is dropped before
   // the next: a record half cached stays in the cache (read_cached),
   // whatever else.
-  // Streams of such records start direct here (not uncached, as large
-  // calls of a stream do by default), so that the reads at random are told
-  // from them by their path.
-  ASSERT_NO_FATAL_FAILURE(start_large_read_streams_direct());
   constexpr size_t kRecords = 8, kRecord = 32 * M;
   const std::vector<char> data = pattern(kRecords * kRecord, 19);
   hio_file* f = nullptr;
@@ -787,7 +762,6 @@ TEST_F(FileLearning, AStreamsFirstRequestLeavesItsLookThroughTheCacheToTheFilesE
   // so the credit of 36 requests pays for it whatever the device's speed.
   // In the direct stream, the run's first requests start the kernel's
   // readahead cold: three are not measured, and the run is that much longer.
-  ASSERT_NO_FATAL_FAILURE(start_large_read_streams_direct());  // a direct stream of 16 MiB calls
   constexpr size_t kCall = 16 * M, kSize = 40 * kCall, kFirst = 36 * kCall;
   const std::vector<char> data = pattern(kSize, 59);
   const std::string path = dir_.file("first-request");

@@ -42,11 +42,6 @@ bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise) {
   return otherwise;
 }
 
-bool read_stream_prefers_dontcache(PackedVerdicts v, int c, uint64_t uncached_from) {
-  if (measured_off_cache(v, c)) return prefers_dontcache(v, c);
-  return prefers_dontcache(v, c) || class_floor(c) >= uncached_from;
-}
-
 uint64_t learned_threshold(PackedVerdicts v, uint64_t configured) {
   bool disagrees = false;
   bool offcache_below = false;  // the nearest smaller measured class went off the cache
@@ -229,8 +224,7 @@ bool FsCosts::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double s
 hio_path FsCosts::off_cache_in_use(hio_op op, int c) const {
   // As File::steer(): a read stream goes as its class prefers.
   const bool uncached = op == HIO_OP_WRITE ? stream_prefers_dontcache(packed_[op], c, uncached_first(op))
-                        : reads_at_random_ ? prefers_dontcache(packed_[op], c)
-                                           : read_stream_prefers_dontcache(packed_[op], c, tuning_.uncached_stream_reads_from);
+                                           : prefers_dontcache(packed_[op], c);
   return uncached ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT;
 }
 
@@ -259,9 +253,9 @@ bool FsCosts::paired_cost(hio_op op, int c, hio_path path, hio_path than, double
 
 bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   const PackedVerdicts before = packed_[op];
-  // Until the class is measured both ways, it goes as its stream does (a
-  // read stream's large calls: uncached, read_stream_prefers_dontcache()).
-  bool uncached = starts_uncached(op, before, c);
+  const bool first = uncached_first(op);
+  // Until the class is measured both ways, it goes as its stream does.
+  bool uncached = stream_prefers_dontcache(before, c, first);
   Verdict v = verdict_of(before, c);
   // Off the cache: the path in use until the other is measured and clearly cheaper.
   const bool both_measured = known(op, c, HIO_PATH_DIRECT) && known(op, c, HIO_PATH_DONTCACHE);
@@ -311,14 +305,8 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
   // bit alone.  Only class c's bits changed, so smaller classes cannot move.
   if (was != v) return true;
   for (int k = c; k < kSizeClasses; ++k)
-    if (starts_uncached(op, before, k) != starts_uncached(op, after, k)) return true;
+    if (stream_prefers_dontcache(before, k, first) != stream_prefers_dontcache(after, k, first)) return true;
   return false;
-}
-
-bool FsCosts::starts_uncached(hio_op op, PackedVerdicts v, int c) const {
-  if (stream_prefers_dontcache(v, c, uncached_first(op))) return true;
-  return op == HIO_OP_READ && !reads_at_random_ && !measured_off_cache(v, c) &&
-         class_floor(c) >= tuning_.uncached_stream_reads_from;
 }
 
 bool FsCosts::confirmed(hio_op op, int c, int kind, bool wanted, hio_path kept, hio_path other, uint64_t sampled,

@@ -149,23 +149,6 @@ struct LearnTuning {
   // copy lands in the pages uncached reads free) - docs/performance.md,
   // seventeenth session.
   bool uncached_random_reads_first = true;
-  // Off the cache, the calls of a read stream (not one at random) of at
-  // least this size go uncached, through the kernel's readahead, while
-  // their class has no uncached/direct preference measured both ways
-  // (read_stream_prefers_dontcache()); smaller ones go direct, through the
-  // read-ahead window.  ~0: every class starts direct.  A direct window
-  // must hold two such calls (ReadAhead::window_for: 32 MiB at 16 MiB calls,
-  // 128 MiB at 64 MiB), all in flight at once, where the kernel keeps a few
-  // of its read_ahead_kb in flight.  Cold 7 GiB and 1152 MiB files on the
-  // development VM: uncached 16 and 64 MiB calls read 8-16 % faster than
-  // direct ones (2.59-2.85 GB/s against 2.29-2.35; regret matrix
-  // 2026-12-01 and docs/performance.md, twenty-sixth session), 4 MiB calls
-  // and smaller read faster direct; and a look at the uncached path from a
-  // direct stream measures its ramp, 11-13 % dearer than its pace, so the
-  // 10 % margin never moved those classes.  The other way round, a look at
-  // direct from an uncached stream measures a window past its priming,
-  // and a device that wants deep queues shows far more than the margin.
-  uint64_t uncached_stream_reads_from = 16ULL << 20;
   // A measured verdict (or a measured uncached/direct preference) moves
   // only once the other side has been clearly cheaper for this many bytes
   // of the class's samples more than the side in use was cheaper.  The
@@ -221,11 +204,6 @@ bool measured_off_cache(PackedVerdicts v, int c);
 // learned uncached (regret matrix, 2026-11-24).  Exploration goes on in
 // the class, and its own measurements take over once there are enough.
 bool stream_prefers_dontcache(PackedVerdicts v, int c, bool otherwise = false);
-// Off the cache, whether the calls of class `c` of a read stream go
-// uncached: the class's own preference once both paths are measured in
-// it, else uncached from `uncached_from` up (LearnTuning::uncached_stream_reads_from)
-// or as its preference bit says.
-bool read_stream_prefers_dontcache(PackedVerdicts v, int c, uint64_t uncached_from);
 
 // The threshold that replaces `configured` under verdicts `v`: the
 // configured one exactly when no measured verdict disagrees with it, else
@@ -499,11 +477,6 @@ class FsCosts {
   // preference) and once the one in use follows the pace (awaits_pairs()),
   // neither is clearly cheaper.
   bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b, double sigmas = -1, bool await_pairs = false) const;
-  // Whether (op, c) goes uncached off the cache under verdicts `v` until it
-  // is measured both ways: as the nearest smaller class measured both ways
-  // prefers, else as its direction starts (uncached_first()), and a read
-  // stream's large calls uncached (LearnTuning::uncached_stream_reads_from).
-  bool starts_uncached(hio_op op, PackedVerdicts v, int c) const;
   // Off the cache, the path (op, c) uses: uncached or direct.
   hio_path off_cache_in_use(hio_op op, int c) const;
   // Reads: a and b are direct and uncached, and the one in use has a full
@@ -623,10 +596,7 @@ struct LearnedFs {
 class PathCosts {
  public:
   PathCosts(const LearnTuning& tuning, std::string state_dir)
-      : tuning_(tuning),
-        state_dir_(std::move(state_dir)),
-        pipelined_reads_first_(tuning.pipelined_reads_first),
-        uncached_stream_reads_from_(tuning.uncached_stream_reads_from) {}
+      : tuning_(tuning), state_dir_(std::move(state_dir)), pipelined_reads_first_(tuning.pipelined_reads_first) {}
 
   // The entry of the filesystem holding open file `fd` (device `dev`),
   // loading what was persisted for it the first time; nullptr when the
@@ -643,20 +613,12 @@ class PathCosts {
   // a stream through the cache turn off for a while.
   bool pipelined_reads_first() const { return pipelined_reads_first_.load(std::memory_order_relaxed); }
   void set_pipelined_reads_first(bool on) { pipelined_reads_first_.store(on, std::memory_order_relaxed); }
-  // LearnTuning::uncached_stream_reads_from as File decides with it, which
-  // tests of direct streams of large calls move out of the way (with
-  // FsCosts made with the same value).
-  uint64_t uncached_stream_reads_from() const { return uncached_stream_reads_from_.load(std::memory_order_relaxed); }
-  void set_uncached_stream_reads_from(uint64_t bytes) {
-    uncached_stream_reads_from_.store(bytes, std::memory_order_relaxed);
-  }
 
  private:
   static constexpr int kMaxFilesystems = 32;
   const LearnTuning tuning_;
   const std::string state_dir_;
   std::atomic<bool> pipelined_reads_first_;
-  std::atomic<uint64_t> uncached_stream_reads_from_;
   std::mutex mu_;  // creation of entries
   std::atomic<int> count_{0};
   LearnedFs* fs_[kMaxFilesystems] = {};

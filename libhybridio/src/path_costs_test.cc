@@ -131,12 +131,10 @@ struct Stream {
   hio_path run(hio_op op, uint64_t len, uint64_t configured, const Device& dev) {
     hio_path path = len >= threshold(op, configured) ? HIO_PATH_DIRECT : HIO_PATH_BUFFERED;
     // As File::steer: a write class not measured both ways follows the
-    // nearest smaller one that is, else starts as the tuning says; a read
-    // class, from uncached_stream_reads_from up, starts uncached.
+    // nearest smaller one that is, else starts as the tuning says.
     const bool uncached = op == HIO_OP_WRITE
                               ? stream_prefers_dontcache(costs.packed(op), size_class(len), costs.uncached_first(op))
-                              : read_stream_prefers_dontcache(costs.packed(op), size_class(len),
-                                                              costs.tuning().uncached_stream_reads_from);
+                              : prefers_dontcache(costs.packed(op), size_class(len));
     if (path == HIO_PATH_DIRECT && uncached) path = HIO_PATH_DONTCACHE;
     // As File::settle does: an exploration run goes on while the stream
     // does (this one is sequential), else the schedule may start one.
@@ -417,11 +415,7 @@ TEST(PathCosts, AReadPathLookedAtInOtherPeriodsIsJudgedAgainstThePathInUseThen) 
   // less than direct ones in every period, but their looks fell one slow
   // period and one fast one apart: their average is dearer than what
   // direct costs now, and cheaper than what it cost when they were taken.
-  // The class starts direct (a large read class starts uncached by default:
-  // LearnTuning::uncached_stream_reads_from).
-  LearnTuning tuning;
-  tuning.uncached_stream_reads_from = ~0ULL;
-  FsCosts costs(tuning);
+  FsCosts costs;
   const uint64_t len = 64 * M;
   const int c = size_class(len);
   auto in_use = [&] { return prefers_dontcache(costs.packed(HIO_OP_READ), c) ? HIO_PATH_DONTCACHE : HIO_PATH_DIRECT; };
@@ -732,43 +726,6 @@ TEST(PathCosts, WritesStartUncachedAndGoDirectWhereDirectIsClearlyCheaper) {
       EXPECT_GE(uncached_bytes, 15 * G) << "uncached from the first write on, but for explorations";
     else
       RecordProperty("uncached_bytes_before_direct", std::to_string(uncached_bytes));
-  }
-}
-
-TEST(PathCosts, LargeReadCallsOfAStreamStartUncachedAndGoDirectWhereDirectIsClearlyCheaper) {
-  // Off the cache, a read stream's calls of 16 MiB and more start uncached
-  // (LearnTuning::uncached_stream_reads_from), smaller ones direct; each
-  // class goes as measured once both paths are (explored at most 3 % of
-  // its bytes): direct where it costs half (a device that wants deep
-  // queues), uncached where direct costs a third more (the development VM).
-  FsCosts fresh;
-  for (int c = 0; c < kSizeClasses; ++c)
-    EXPECT_EQ(read_stream_prefers_dontcache(fresh.packed(HIO_OP_READ), c, fresh.tuning().uncached_stream_reads_from),
-              class_floor(c) >= 16 * M)
-        << c;
-  for (double direct : {0.3, 0.8}) {
-    Device dev;
-    dev.buffered = 1.5;
-    dev.direct = direct;
-    dev.dontcache = 0.6;
-    Stream s;
-    s.jitter = Jitter(0.1, 5);
-    const uint64_t len = 64 * M;
-    const int c = size_class(len);
-    uint64_t uncached_bytes = 0, direct_bytes = 0;
-    for (uint64_t done = 0; done < 64 * G; done += len) {
-      const hio_path path = s.run(HIO_OP_READ, len, 8 * M, dev);
-      uncached_bytes += len * (path == HIO_PATH_DONTCACHE);
-      direct_bytes += len * (path == HIO_PATH_DIRECT);
-    }
-    const PackedVerdicts v = s.costs.packed(HIO_OP_READ);
-    EXPECT_TRUE(measured_off_cache(v, c)) << "measured both ways, direct at " << direct;
-    EXPECT_EQ(prefers_dontcache(v, c), direct > 0.6) << "direct at " << direct << " ns/byte";
-    EXPECT_LE(s.explored, 64 * G * 3 / 100 + 8 * len) << "within the share, direct at " << direct;
-    if (direct > 0.6)
-      EXPECT_GE(uncached_bytes, 60 * G) << "uncached from the first call on, but for explorations";
-    else
-      EXPECT_GE(direct_bytes, 32 * G) << "direct well before the end";
   }
 }
 

@@ -35,7 +35,6 @@ Runtime::Runtime() {
     tuning.uncached_writes_first = config_.learn_uncached_writes;
     tuning.pipelined_reads_first = config_.learn_pipelined_reads;
     tuning.uncached_random_reads_first = config_.learn_uncached_random_reads;
-    tuning.uncached_stream_reads_from = config_.learn_uncached_stream_reads ? config_.learn_uncached_stream_reads : ~0ULL;
     tuning.move_confirm_bytes = config_.learn_confirm;
     try {
       learned_ = new PathCosts(tuning, learned_state_dir(config_.state_dir));
