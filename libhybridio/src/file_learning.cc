@@ -283,7 +283,8 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // Any other request lets the window grow again.
     const bool cached_run = starts_run && target != HIO_PATH_DIRECT && decided == HIO_PATH_DIRECT;
     // Nor while other streams of the process read ahead: the run's reads
-    // queue behind their windows (up to 32 MiB each), so it measures that
+    // queue behind their windows (HYBRIDIO_READ_AHEAD each: 32 MiB when
+    // this was measured, 16 MiB by default now), so it measures that
     // queue, and its stream falls behind the others.  In a restore of 8
     // ranks, 1 % of the bytes explored that way left the slowest rank 8 %
     // behind the direct policy (0.91x; with learning off 0.99x); one

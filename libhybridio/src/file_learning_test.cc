@@ -713,7 +713,7 @@ TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
 TEST_F(FileLearning, AStreamThroughItsWindowExploresTheCache) {
   // A long cold stream of 64 KiB reads goes direct through its window from
   // nothing measured, and its credit pays for first looks through the
-  // cache.  Each waits for the window to drain (32 MiB, 500 calls), and
+  // cache.  Each waits for the window to drain (16 MiB by default, 250 calls), and
   // meanwhile new direct samples move the look's price: a wait given up
   // when the price rose let the window grow again, and 1.15 GiB explored
   // nothing through the cache.
