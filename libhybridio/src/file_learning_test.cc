@@ -699,6 +699,8 @@ TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
     hio_file* f = nullptr;
     ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("measured-" + std::to_string(call)), data, &f));
     ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), call, 1.0, 1.0, 0.2));
+    LearnedFs* fs = nullptr;
+    ASSERT_NO_FATAL_FAILURE(learned_fs_of(hio_fd(f), &fs));
     hio_stats_reset();
     std::vector<char> back(kSize);
     ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, call));
@@ -707,6 +709,18 @@ TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
     const hio_stats s = stats();
     EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u)
         << "calls of " << call;
+    // Decided by the measured thresholds, not by what the stream's own
+    // readahead cached of each next call (`read_cached`, from the probe of
+    // the configured thresholds, which send 1 MiB streams direct): such
+    // calls earn no exploration credit and are not measured, and the class
+    // stayed in the cache whatever the other paths came to cost.
+    const uint64_t calls = kSize / call;
+    EXPECT_LE(hio_stats_rule_requests(&s, HIO_RULE_READ_CACHED), calls / 50) << "calls of " << call;
+    std::lock_guard<std::mutex> lock(fs->mu);
+    // Seeded with 100 samples; the stream's reads are folded in batches of 4 MiB.
+    EXPECT_GE(fs->costs.streams.estimate(HIO_OP_READ, size_class(call), HIO_PATH_BUFFERED).samples,
+              100 + kSize / (8 * M))
+        << "the stream measured, calls of " << call;
   }
 }
 

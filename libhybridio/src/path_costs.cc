@@ -294,7 +294,19 @@ bool FsCosts::reconsider(hio_op op, int c, uint64_t sampled, bool confirm) {
     const hio_path kept = was == Verdict::kBuffered ? HIO_PATH_BUFFERED : off;
     const hio_path other = was == Verdict::kBuffered ? off : HIO_PATH_BUFFERED;
     if (!confirmed(op, c, kVerdictMove, v != was, kept, other, sampled, confirm)) v = was;
+  } else if (op == HIO_OP_READ && read_judged_[c] && v != Verdict::kUnknown) {
+    // Measured both ways and too close to call until now, the class went as
+    // configured, and a verdict takes it off that path: it waits as a move
+    // does.  A slow spell of the path in use otherwise decided against an
+    // estimate of the other from another period: 16 MiB reads of a 7 GiB
+    // file, direct at 3.35 GB/s and buffered at 3.05 (too close), went
+    // through the cache for good after some 200 MiB of direct reads at
+    // 1 GB/s (docs/performance.md, twenty-seventh session).
+    const hio_path other = v == Verdict::kBuffered ? HIO_PATH_BUFFERED : off;
+    const hio_path kept = v == Verdict::kBuffered ? off : HIO_PATH_BUFFERED;
+    if (!confirmed(op, c, kVerdictMove, true, kept, other, sampled, confirm)) v = was;
   }
+  if (op == HIO_OP_READ && known(op, c, HIO_PATH_BUFFERED) && known(op, c, off)) read_judged_[c] = true;
   PackedVerdicts after = before & ~((3ULL << (2 * c)) | (1ULL << (32 + c)) | (1ULL << (48 + c)));
   after |= static_cast<uint64_t>(v) << (2 * c);
   if (uncached) after |= 1ULL << (32 + c);
@@ -397,9 +409,11 @@ uint64_t FsCosts::run_bytes(hio_op op, uint64_t len, hio_path path, hio_path dec
 }
 
 uint64_t FsCosts::ramp_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const {
-  const bool cold_start = op == HIO_OP_READ && !reads_at_random_ && decided == HIO_PATH_DIRECT &&
-                          path != HIO_PATH_DIRECT && path < HIO_PATH_COUNT && size_class(len) >= 0;
-  return cold_start ? std::max<uint64_t>(tuning_.cold_read_ramp_requests, 1) * len : 0;
+  if (op != HIO_OP_READ || reads_at_random_ || path >= HIO_PATH_COUNT || decided >= HIO_PATH_COUNT ||
+      path == decided || size_class(len) < 0)
+    return 0;
+  if (decided == HIO_PATH_DIRECT) return std::max<uint64_t>(tuning_.cold_read_ramp_requests, 1) * len;
+  return path == HIO_PATH_DIRECT ? kWindowStartRequests * len : 0;
 }
 
 void FsCosts::account(hio_op op, uint64_t len, hio_path decided, bool dontcache_ok) {

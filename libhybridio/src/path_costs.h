@@ -423,17 +423,29 @@ class FsCosts {
   // runs took 60 % of the class's explored time, which left the uncached
   // path, whose verdict could still move, 6 runs in 10 GiB.  A read run is
   // also held to its price in time (spend()).
-  // A run through the cache in a direct read stream measures at least
-  // cold_read_ramp_requests requests, after as many unmeasured (ramp_bytes),
-  // unless it is a first look (one sample at the cheapest).
+  // A read run with an unmeasured start (ramp_bytes) measures at least
+  // cold_read_ramp_requests requests after it, unless it is a first look
+  // (one sample at the cheapest).
   uint64_t run_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided = HIO_PATH_COUNT) const;
   // The unmeasured start of a run exploring `path` with requests of `len`
   // in a read stream sent down `decided`, beyond the bytes run_bytes()
-  // measures: cold_read_ramp_requests requests where the run goes through
-  // the cache in a direct stream (its readahead starts cold), else 0.  Its
-  // requests are paid for with the class's credit as they come
+  // measures:
+  //  - through the cache in a direct stream, cold_read_ramp_requests
+  //    requests: the run's readahead starts cold;
+  //  - direct in a stream that is not, kWindowStartRequests requests: the
+  //    run's read-ahead window starts at its second request (read_ahead.h),
+  //    and those two are read alone, one request's chunks in flight.  What
+  //    the window puts in flight at its start is not measured either
+  //    (File::settle(), ReadAhead::priming()).  Measured whole, a direct
+  //    run of one 16 MiB request read at 1.0 GB/s where the class's direct
+  //    stream read at 3.2: a class that had left the direct path in a slow
+  //    spell of the host never came back to it (docs/performance.md,
+  //    twenty-seventh session);
+  //  - else 0.
+  // Its requests are paid for with the class's credit as they come
   // (charge_credit).
   uint64_t ramp_bytes(hio_op op, uint64_t len, hio_path path, hio_path decided) const;
+  static constexpr uint64_t kWindowStartRequests = 2;
   const LearnTuning& tuning() const { return tuning_; }
   // Where nothing is measured both ways, whether `op` goes uncached off the
   // cache (LearnTuning::uncached_writes_first).
@@ -458,8 +470,9 @@ class FsCosts {
   double time_of(hio_op op, int c, hio_path path, hio_path decided, uint64_t len) const;
   // Re-derives the verdicts of (op, c) after `sampled` more bytes of it
   // were measured; true when one moved.  confirm: a move away from a
-  // measured verdict waits for move_confirm_bytes (false: estimates set
-  // outright).
+  // measured verdict - or, for reads, from the configured path of a class
+  // judged too close to call (read_judged_) - waits for move_confirm_bytes
+  // (false: estimates set outright).
   bool reconsider(hio_op op, int c, uint64_t sampled = 0, bool confirm = true);
   // Whether a move of `kind` in (op, c) from path `kept` to `other` may
   // happen now (true as well when none is `wanted`); keeps the count of
@@ -517,6 +530,11 @@ class FsCosts {
   // it would leave was cheaper (LearnTuning::move_confirm_bytes).
   static constexpr int kVerdictMove = 0, kPreferenceMove = 1;
   uint64_t move_wanted_bytes_[2][kSizeClasses][2] = {};
+  // A read class whose verdict was derived with both sides measured, and
+  // stayed unknown (too close to call): it went as configured, and a
+  // verdict it forms later is a move of that path (reconsider()).  Not
+  // persisted: estimates loaded are judged outright.
+  bool read_judged_[kSizeClasses] = {};
   // Calls through the cache not folded yet, per direction and path (buffered, uncached).
   struct Batch {
     uint32_t calls = 0;

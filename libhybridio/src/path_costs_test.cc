@@ -392,10 +392,10 @@ TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
   EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT), 192 * K);
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT),
             costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE));
-  // No ramp: a direct run, a run in a stream through the cache, writes,
+  // No ramp: a run through the cache in a stream through the cache, writes,
   // and reads at random (each its own start on every path).
-  EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 0u);
   EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED), 0u);
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE), 0u);
   EXPECT_EQ(costs.ramp_bytes(HIO_OP_WRITE, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 0u);
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_BUFFERED), 64 * M);
   FsCostSet set;
@@ -405,6 +405,37 @@ TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
   ExploreRun none;
   none.skip_ramp(HIO_PATH_DONTCACHE, 0, 64 * M, ramp);
   EXPECT_FALSE(none.active());
+}
+
+TEST(PathCosts, ADirectRunInAStreamThatIsNotDirectMeasuresPastItsWindowsStart) {
+  // Its first two requests are read alone (the window starts at the
+  // second): unmeasured, and once the path has a sample, three after them.
+  FsCosts costs;
+  for (hio_path decided : {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE}) {
+    EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, decided), 32 * M);
+    EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * K, HIO_PATH_DIRECT, decided), 128 * K);
+  }
+  EXPECT_EQ(costs.ramp_bytes(HIO_OP_WRITE, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 0u);
+  FsCostSet set;
+  EXPECT_EQ(set.random_reads.ramp_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 0u)
+      << "reads at random have no window";
+  // A first look: one request measured, after the two.
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 16 * M);
+  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 16 * M, 5'000'000);
+  ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(16 * M), HIO_PATH_DIRECT).samples, 1u);
+  const uint64_t measured = costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
+  EXPECT_EQ(measured, 48 * M);
+  ExploreRun run;
+  run.start(HIO_PATH_DIRECT, HIO_PATH_BUFFERED, 0, 16 * M, measured);
+  run.skip_ramp(HIO_PATH_DIRECT, 0, 16 * M, costs.ramp_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED));
+  int measured_calls = 0, calls = 1;
+  EXPECT_FALSE(run.measures(0));
+  for (uint64_t at = 16 * M; run.continues(at, 16 * M, HIO_PATH_BUFFERED); at += 16 * M, ++calls) {
+    measured_calls += run.measures(at);
+    run.advance(at, 16 * M);
+  }
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(measured_calls, 3);
 }
 
 TEST(PathCosts, AReadPathLookedAtInOtherPeriodsIsJudgedAgainstThePathInUseThen) {
@@ -792,6 +823,42 @@ TEST(PathCosts, RecoversAfterTheDeviceChangesSpeed) {
   EXPECT_EQ(s.costs.verdict(HIO_OP_READ, size_class(4 * M)), Verdict::kOffcache);
   EXPECT_LE(requests_to_recover, 4608u);
   RecordProperty("requests_to_return_to_direct", std::to_string(requests_to_recover));
+}
+
+TEST(PathCosts, AReadClassTooCloseToCallLeavesItsPathOnlyForGood) {
+  // 16 MiB reads of a 7 GiB file on the development VM: direct at 3.35 GB/s,
+  // buffered looked at 3.05 - too close, the class goes as configured
+  // (direct).  Then a slow spell of the host: direct calls at 1 GB/s for
+  // some 200 MiB.  It passes; a pace that lasts past move_confirm_bytes is
+  // a move.
+  const uint64_t len = 16 * M;
+  const int c = size_class(len);
+  auto ns_at = [&](double gbps) { return static_cast<uint64_t>(static_cast<double>(len) / gbps); };
+  for (uint64_t confirm : {uint64_t{1} << 30, uint64_t{0}}) {
+    LearnTuning t;
+    t.move_confirm_bytes = confirm;
+    FsCosts costs(t);
+    for (int i = 0; i < 20; ++i) costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, len, ns_at(i % 2 ? 3.2 : 3.5));
+    for (int i = 0; i < 6; ++i) costs.add_sample(HIO_OP_READ, HIO_PATH_BUFFERED, len, ns_at(i % 2 ? 2.9 : 3.2));
+    ASSERT_EQ(costs.verdict(HIO_OP_READ, c), Verdict::kUnknown) << "too close to call";
+    int slow = 0;
+    while (costs.verdict(HIO_OP_READ, c) == Verdict::kUnknown && slow < 200)
+      costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, len, ns_at(1.0)), ++slow;
+    EXPECT_EQ(costs.verdict(HIO_OP_READ, c), Verdict::kBuffered) << "direct stayed slow";
+    if (confirm)
+      EXPECT_GE(static_cast<uint64_t>(slow) * len, confirm) << "moved after " << slow << " slow calls";
+    else
+      EXPECT_LT(slow, 20) << "without the confirmation, a spell of " << slow << " calls moved it";
+  }
+  // Set outright (loaded), the same estimates decide at once.
+  FsCosts loaded;
+  PathEstimate e;
+  e.samples = 100;
+  e.ns_per_byte = 1.0;
+  loaded.set_estimate(HIO_OP_READ, c, HIO_PATH_DIRECT, e);
+  e.ns_per_byte = 0.33;
+  loaded.set_estimate(HIO_OP_READ, c, HIO_PATH_BUFFERED, e);
+  EXPECT_EQ(loaded.verdict(HIO_OP_READ, c), Verdict::kBuffered);
 }
 
 TEST(PathCosts, AStallOfThePathInUseDoesNotMoveIt) {
