@@ -193,7 +193,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     req.dirty_pages = configured_req.dirty_pages;
     req.pressure = configured_req.pressure;
     // What the configured thresholds' probe found cached does not move a
-    // request the measured ones keep in the cache by its size: it stays
+    // read the measured ones keep in the cache by its size: it stays
     // theirs (rule `learned`).  Taken in, it made the request `read_cached`
     // - a decision of the cache, which earns no exploration credit and is
     // not measured - in every read of a stream through the cache, whose
@@ -201,7 +201,7 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // stayed there for good (16 MiB reads of a 7 GiB file: 1.9 GB/s where
     // direct read 3.1, docs/performance.md, twenty-seventh session).
     d = decide_with(cfg, req, probed);
-    if (d.path != HIO_PATH_BUFFERED || !by_size(d.rule)) {
+    if (req.op != HIO_OP_READ || d.path != HIO_PATH_BUFFERED || !by_size(d.rule)) {
       req.cached_pages = configured_req.cached_pages;
       d = decide_with(cfg, req, probed);
     }
