@@ -201,7 +201,8 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // stayed there for good (16 MiB reads of a 7 GiB file: 1.9 GB/s where
     // direct read 3.1, docs/performance.md, twenty-seventh session).
     d = decide_with(cfg, req, probed);
-    if (req.op != HIO_OP_READ || d.path != HIO_PATH_BUFFERED || !by_size(d.rule)) {
+    if (configured_req.cached_pages != req.cached_pages &&
+        (req.op != HIO_OP_READ || d.path != HIO_PATH_BUFFERED || !by_size(d.rule))) {
       req.cached_pages = configured_req.cached_pages;
       d = decide_with(cfg, req, probed);
     }
