@@ -365,6 +365,29 @@ TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   EXPECT_TRUE(one.measures(0)) << "a run of one request is its own stream";
 }
 
+// A read run exploring `explored` in a stream sent down `decided`, of
+// calls of `len` from offset 0, started and skipped as File::settle() does
+// (FsCosts::run_bytes, ramp_bytes): how many calls it lasts, how many of
+// them it measures.
+struct RunWalk {
+  int calls = 0;
+  int measured_calls = 0;
+};
+RunWalk walk_run(const FsCosts& costs, uint64_t len, hio_path explored, hio_path decided) {
+  ExploreRun run;
+  run.start(explored, decided, 0, len, costs.run_bytes(HIO_OP_READ, len, explored, decided));
+  run.skip_ramp(explored, 0, len, costs.ramp_bytes(HIO_OP_READ, len, explored, decided));
+  RunWalk walk;
+  walk.calls = 1;
+  EXPECT_FALSE(run.measures(0)) << "the first call is the ramp's";
+  for (uint64_t at = len; run.continues(at, len, decided); at += len, ++walk.calls) {
+    walk.measured_calls += run.measures(at);
+    run.advance(at, len);
+  }
+  EXPECT_FALSE(run.active());
+  return walk;
+}
+
 TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
   // Its first requests start the kernel's readahead cold: a run of 64 MiB
   // requests skips three, and measures one as a first look, three after.
@@ -374,20 +397,10 @@ TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 64 * M);
   costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 64 * M, 22'000'000);
   ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).samples, 1u);
-  const uint64_t measured = costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
-  EXPECT_EQ(measured, 192 * M);
-  ExploreRun run;
-  run.start(HIO_PATH_DONTCACHE, HIO_PATH_DIRECT, 0, 64 * M, measured);
-  run.skip_ramp(HIO_PATH_DONTCACHE, 0, 64 * M, ramp);
-  int measured_calls = 0, calls = 1;
-  EXPECT_FALSE(run.measures(0));
-  for (uint64_t at = 64 * M; run.continues(at, 64 * M, HIO_PATH_DIRECT); at += 64 * M, ++calls) {
-    measured_calls += run.measures(at);
-    run.advance(at, 64 * M);
-  }
-  EXPECT_EQ(calls, 6);
-  EXPECT_EQ(measured_calls, 3);
-  EXPECT_FALSE(run.active());
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 192 * M);
+  const RunWalk walk = walk_run(costs, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
+  EXPECT_EQ(walk.calls, 6);
+  EXPECT_EQ(walk.measured_calls, 3);
   // Small requests: the ramp is three of them, the run as long as ever.
   EXPECT_EQ(costs.ramp_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT), 192 * K);
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * K, HIO_PATH_BUFFERED, HIO_PATH_DIRECT),
@@ -423,19 +436,10 @@ TEST(PathCosts, ADirectRunInAStreamThatIsNotDirectMeasuresPastItsWindowsStart) {
   EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 16 * M);
   costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 16 * M, 5'000'000);
   ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(16 * M), HIO_PATH_DIRECT).samples, 1u);
-  const uint64_t measured = costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
-  EXPECT_EQ(measured, 48 * M);
-  ExploreRun run;
-  run.start(HIO_PATH_DIRECT, HIO_PATH_BUFFERED, 0, 16 * M, measured);
-  run.skip_ramp(HIO_PATH_DIRECT, 0, 16 * M, costs.ramp_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED));
-  int measured_calls = 0, calls = 1;
-  EXPECT_FALSE(run.measures(0));
-  for (uint64_t at = 16 * M; run.continues(at, 16 * M, HIO_PATH_BUFFERED); at += 16 * M, ++calls) {
-    measured_calls += run.measures(at);
-    run.advance(at, 16 * M);
-  }
-  EXPECT_EQ(calls, 5);
-  EXPECT_EQ(measured_calls, 3);
+  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 48 * M);
+  const RunWalk walk = walk_run(costs, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
+  EXPECT_EQ(walk.calls, 5);
+  EXPECT_EQ(walk.measured_calls, 3);
 }
 
 TEST(PathCosts, AReadPathLookedAtInOtherPeriodsIsJudgedAgainstThePathInUseThen) {
