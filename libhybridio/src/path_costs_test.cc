@@ -365,6 +365,22 @@ TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   EXPECT_TRUE(one.measures(0)) << "a run of one request is its own stream";
 }
 
+// The measured bytes of a read run exploring `explored` in a stream sent
+// down `decided`, with calls of `len`: as a first look, and once the path
+// has one sample in the class (added here, at 3 GB/s).
+struct RunLengths {
+  uint64_t first_look = 0;
+  uint64_t sampled = 0;
+};
+RunLengths run_lengths_around_first_sample(FsCosts& costs, uint64_t len, hio_path explored, hio_path decided) {
+  RunLengths r;
+  r.first_look = costs.run_bytes(HIO_OP_READ, len, explored, decided);
+  costs.add_sample(HIO_OP_READ, explored, len, len / 3);
+  EXPECT_EQ(costs.estimate(HIO_OP_READ, size_class(len), explored).samples, 1u);
+  r.sampled = costs.run_bytes(HIO_OP_READ, len, explored, decided);
+  return r;
+}
+
 // A read run exploring `explored` in a stream sent down `decided`, of
 // calls of `len` from offset 0, started and skipped as File::settle() does
 // (FsCosts::run_bytes, ramp_bytes): how many calls it lasts, how many of
@@ -394,10 +410,9 @@ TEST(PathCosts, ARunThroughTheCacheInADirectStreamMeasuresPastItsRamp) {
   FsCosts costs;
   const uint64_t ramp = costs.ramp_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
   EXPECT_EQ(ramp, 192 * M);
-  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 64 * M);
-  costs.add_sample(HIO_OP_READ, HIO_PATH_DONTCACHE, 64 * M, 22'000'000);
-  ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).samples, 1u);
-  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT), 192 * M);
+  const RunLengths lengths = run_lengths_around_first_sample(costs, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
+  EXPECT_EQ(lengths.first_look, 64 * M);
+  EXPECT_EQ(lengths.sampled, 192 * M);
   const RunWalk walk = walk_run(costs, 64 * M, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT);
   EXPECT_EQ(walk.calls, 6);
   EXPECT_EQ(walk.measured_calls, 3);
@@ -433,10 +448,9 @@ TEST(PathCosts, ADirectRunInAStreamThatIsNotDirectMeasuresPastItsWindowsStart) {
   EXPECT_EQ(set.random_reads.ramp_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 0u)
       << "reads at random have no window";
   // A first look: one request measured, after the two.
-  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 16 * M);
-  costs.add_sample(HIO_OP_READ, HIO_PATH_DIRECT, 16 * M, 5'000'000);
-  ASSERT_EQ(costs.estimate(HIO_OP_READ, size_class(16 * M), HIO_PATH_DIRECT).samples, 1u);
-  EXPECT_EQ(costs.run_bytes(HIO_OP_READ, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED), 48 * M);
+  const RunLengths lengths = run_lengths_around_first_sample(costs, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
+  EXPECT_EQ(lengths.first_look, 16 * M);
+  EXPECT_EQ(lengths.sampled, 48 * M);
   const RunWalk walk = walk_run(costs, 16 * M, HIO_PATH_DIRECT, HIO_PATH_BUFFERED);
   EXPECT_EQ(walk.calls, 5);
   EXPECT_EQ(walk.measured_calls, 3);
