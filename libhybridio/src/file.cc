@@ -260,6 +260,16 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
     read_stream_length_.store(StreamLength::kUnjudged, std::memory_order_relaxed);
     judge_random_stream(req, base.stream_min_run);
     ra_explore_at_.store(~0ULL, std::memory_order_relaxed);
+    // Where the stream began is judged once (decide_with()), by whichever
+    // decision of this request reaches a stream-sized call first: reset
+    // here, once per request, not in decide_with(), which the learner calls
+    // for the measured and the configured thresholds in turn.  Reset there,
+    // a stream whose measured thresholds keep its calls in the cache had
+    // its judgement of the first call undone by the second decision and
+    // judged again at its second call, over what the first call's
+    // readahead had cached: "began on cached data", so every later call
+    // was `read_cached` (docs/performance.md, twenty-seventh session).
+    stream_start_.store(StreamStart::kUnjudged, std::memory_order_relaxed);
   }
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.
@@ -289,7 +299,6 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
   // read before it read ahead.
   bool readahead_ahead = false;
   if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID) {
-    if (req.seq_run == 0) stream_start_.store(StreamStart::kUnjudged, std::memory_order_relaxed);
     if (len >= cfg.stream_threshold && engine_settings().read_ahead) {
       const StreamStart start = stream_start_.load(std::memory_order_relaxed);
       if (start == StreamStart::kUnjudged) {
