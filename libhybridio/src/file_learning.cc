@@ -190,31 +190,10 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     configured_req.file_flags &= ~kLearnFlags;
     const hio_decision configured = decide_with(base, configured_req, probed);
     req.file_size = configured_req.file_size;
+    req.cached_pages = configured_req.cached_pages;
     req.dirty_pages = configured_req.dirty_pages;
     req.pressure = configured_req.pressure;
-    // What the configured thresholds' probe found cached does not move a
-    // read the measured ones keep in the cache by its size: it stays
-    // theirs (rule `learned`).  Taken in, it made the request `read_cached`
-    // - a decision of the cache, which earns no exploration credit and is
-    // not measured - in every read of a stream through the cache, whose
-    // own readahead caches the next request: a class measured buffered
-    // stayed there for good (16 MiB reads of a 7 GiB file: 1.9 GB/s where
-    // direct read 3.1, docs/performance.md, twenty-seventh session).
-    // The probe still says whether the read is measured (worth_measuring):
-    // in a stream that began on uncached data what it found ahead is the
-    // stream's own readahead, the buffered path's doing; in one that began
-    // on cached data (a file read again) it is not, and such reads would
-    // price the page cache as a fast device.
     d = decide_with(cfg, req, probed);
-    if (configured_req.cached_pages != req.cached_pages) {
-      if (req.op != HIO_OP_READ || d.path != HIO_PATH_BUFFERED || !by_size(d.rule)) {
-        req.cached_pages = configured_req.cached_pages;
-        d = decide_with(cfg, req, probed);
-      } else {
-        const bool own_readahead = stream_start_.load(std::memory_order_relaxed) == StreamStart::kCold;
-        req.cached_pages = own_readahead ? 0 : configured_req.cached_pages;
-      }
-    }
     if (configured.path != d.path && by_size(d.rule)) {
       req.file_flags |= HIO_FILE_LEARNED;
       hio_policy_decide(&cfg, &req, &d);
