@@ -710,10 +710,11 @@ TEST_F(FileLearning, AReadStreamStaysInTheCacheWhereBufferedIsMeasuredCheaper) {
     EXPECT_EQ(decided_read_bytes(s, HIO_PATH_DIRECT) + decided_read_bytes(s, HIO_PATH_DONTCACHE), 0u)
         << "calls of " << call;
     // Decided by the measured thresholds, not by what the stream's own
-    // readahead cached of each next call (`read_cached`, from the probe of
-    // the configured thresholds, which send 1 MiB streams direct): such
-    // calls earn no exploration credit and are not measured, and the class
-    // stayed in the cache whatever the other paths came to cost.
+    // readahead cached of each next call (`read_cached`: the stream judged
+    // begun on cached data at its second call, over the first call's
+    // readahead, File::decide): such calls earn no exploration credit and
+    // are not measured, and the class stayed in the cache whatever the
+    // other paths came to cost.
     const uint64_t calls = kSize / call;
     EXPECT_LE(hio_stats_rule_requests(&s, HIO_RULE_READ_CACHED), calls / 50) << "calls of " << call;
     std::lock_guard<std::mutex> lock(fs->mu);
