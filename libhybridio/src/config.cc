@@ -104,7 +104,7 @@ constexpr Setting kSettings[] = {
     {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 16 * kM),
      "bytes read ahead of a sequential direct read stream (at least two of its requests, up to 128M), under a read lease (off: none)"},
     {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
-    {"drop_behind", Kind::kSizeOrOff, CONFIG_FIELD(drop_behind), at_most_or_on(1 * kG, 4 * kM),
+    {"drop_behind", Kind::kSizeOrOff, CONFIG_FIELD(drop_behind), at_most_or_on(1 * kG, 16 * kM),
      "hybrid: an uncached write of at least this size is a buffered write whose writeback and page drop the kernel's "
      "workers do behind the call, where RWF_DONTCACHE would wait for them to be submitted (off: RWF_DONTCACHE)"},
     {"drop_behind_limit", Kind::kSize, CONFIG_FIELD(drop_behind_limit), at_least(16 * kM),

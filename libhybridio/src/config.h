@@ -52,7 +52,7 @@ struct Config {
   std::string trace_path;  // HYBRIDIO_TRACE: one line per decision
   LogLevel log_level = LogLevel::kWarn;
   bool dontcache = true;           // try RWF_DONTCACHE where the policy asks for it
-  uint64_t drop_behind = 4 << 20;  // hybrid's uncached writes of at least this size drop behind the call (drop_behind.h; 0: off)
+  uint64_t drop_behind = 16 << 20;  // hybrid's uncached writes of at least this size drop behind the call (drop_behind.h; 0: off)
   uint64_t drop_behind_limit = 1ULL << 30;  // bytes written that way and not yet dropped, per process
   uint64_t bounce_size = 8 << 20;  // bytes per bounce-buffer chunk (power of two)
   bool learn = true;               // learn path costs and thresholds per filesystem (path_costs.h)
