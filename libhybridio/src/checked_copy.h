@@ -5,8 +5,8 @@
 // page that is not mapped, not readable (into_engine) or not writable ends
 // the copy where a system call on that memory would have stopped, instead
 // of a SIGSEGV inside the library.  It pins every page of the caller's
-// range and copies page by page: on the development VM 4.2-4.4 GB/s out of
-// blocks just read with O_DIRECT, where memcpy copies 8 (about 8 against
+// range and copies page by page: on the development VM 4.0-4.4 GB/s out of
+// blocks just read with O_DIRECT, where memcpy copies 6.6-8.2 (about 8 against
 // 20-30 with both ranges in the CPU's cache).  Under the shim this copy is
 // what bounds read-ahead streams there (docs/performance.md, thirtieth
 // session): a memcpy read 1.33x faster, a read of a memfd no faster.

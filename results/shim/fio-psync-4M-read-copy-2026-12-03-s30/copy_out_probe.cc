@@ -1,8 +1,9 @@
 // copy_out_probe.cc - how fast each way of copying out of staging blocks is, the blocks
 // just read with O_DIRECT (as the shim's read-ahead window's are): 2 MiB copies out of a
 // 16 MiB ring of blocks kept in a memfd's mapping, into a reused 4 MiB buffer.
-//   memcpy, user-space rep movsb, process_vm_writev (the shim's checked copy), and pread()
-//   of the memfd (the kernel's copy_to_user, no pinning).
+//   memcpy, user-space rep movsb, process_vm_writev (the shim's checked copy), pread()
+//   of the memfd (the kernel's copy_to_user, no pinning), and process_vm_writev of 256 KiB
+//   pieces each prefetched first.
 // Then: pread() of the memfd into a buffer with an unmapped page in it stops there, as a
 // read(2) does (a short count before it, EFAULT at it).
 // Build: g++ -O2 -o copy_out_probe copy_out_probe.cc; run as root after drop_caches:
@@ -39,8 +40,8 @@ int main(int argc, char** argv) {
   memset(dst, 2, 2 * len);
   int fd = open(argv[1], O_RDONLY | O_DIRECT);
   if (fd < 0) { perror(argv[1]); return 1; }
-  const char* names[] = {"memcpy", "rep movsb (user)", "process_vm_writev", "pread of the memfd"};
-  for (int mode = 0; mode < 4; ++mode) {
+  const char* names[] = {"memcpy", "rep movsb (user)", "process_vm_writev", "pread of the memfd", "prefetch+pvw 256K"};
+  for (int mode = 0; mode < 5; ++mode) {
     double t = 0;
     for (int i = 0; i < iters; ++i) {
       const size_t at = (i % 8) * len;
@@ -58,8 +59,16 @@ int main(int argc, char** argv) {
       } else if (mode == 2) {
         iovec local{ring + at, len}, remote{d, len};
         ok = process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
-      } else {
+      } else if (mode == 3) {
         ok = pread(mfd, d, len, static_cast<off_t>(at)) == static_cast<ssize_t>(len);
+      } else {
+        const size_t piece = 256 << 10;
+        for (size_t o = 0; o < len && ok; o += piece) {
+          const char* p = ring + at + o;
+          for (size_t k = 0; k < piece; k += 64) __builtin_prefetch(p + k, 0, 3);
+          iovec local{ring + at + o, piece}, remote{d + o, piece};
+          ok = process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(piece);
+        }
       }
       t += now() - start;
       if (!ok) { perror(names[mode]); return 1; }
