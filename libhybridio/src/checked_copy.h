@@ -5,11 +5,16 @@
 // page that is not mapped, not readable (into_engine) or not writable ends
 // the copy where a system call on that memory would have stopped, instead
 // of a SIGSEGV inside the library.  It pins every page of the caller's
-// range and copies page by page: on the development VM 4.0-4.4 GB/s out of
-// blocks just read with O_DIRECT, where memcpy copies 6.6-8.2 (about 8 against
-// 20-30 with both ranges in the CPU's cache).  Under the shim this copy is
-// what bounds read-ahead streams there (docs/performance.md, thirtieth
-// session): a memcpy read 1.33x faster, a read of a memfd no faster.
+// range and copies page by page with the kernel's copy routine (`rep movsb`
+// on the development VM's AMD EPYC).  That routine is five times slower
+// when the destination lies 1-31 bytes past the source modulo a page: 1.5-
+// 2.1 GB/s against 8-10 for warm 1 MiB copies, and 1.7-1.8 against 4.5-4.9
+// out of blocks just read with O_DIRECT, where memcpy copies 7.4-9.0.  That
+// is the common case, not a corner: a malloc'd buffer of 128 KiB or more
+// starts 16 bytes into a page, the engine's staging buffers at a page.
+// Such copies go through a small buffer of the thread's own that lies half
+// a page away from both ends (3.4-3.9 GB/s there); the others are direct.
+// Under the shim this copy bounds read-ahead streams (docs/performance.md).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,108 @@
+// checked_copy_test.cc - the checked copy at every distance between its ends
+// (the direct and the bounced way), in both directions, and where the
+// caller's memory ends: unmapped, or not writable / not readable, in the
+// first piece or a later one.
+#include "checked_copy.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace hybridio {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+// Memory of `pages` pages, mapped read-write, unmapped at the end.
+struct Pages {
+  explicit Pages(size_t pages) : len(pages * kPage) {
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    data = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  ~Pages() {
+    if (data) munmap(data, len);
+  }
+  char* data;
+  size_t len;
+};
+
+void fill(char* p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+}
+
+// Distances (destination minus source, modulo a page) on both sides of the
+// slow ones, and lengths around the bounce buffer's 256 KiB pieces.
+TEST(CheckedCopy, CopiesEveryByteAtEveryDistanceBothWays) {
+  const size_t lens[] = {1, 15, 4096, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 4095, (1 << 20) + 17};
+  const size_t offsets[] = {0, 1, 15, 16, 17, 31, 32, 48, 63, 64, 2048, 4080, 4095};
+  Pages engine(260 + 2), user(260 + 2);
+  ASSERT_TRUE(engine.data && user.data);
+  for (bool into_engine : {false, true}) {
+    for (size_t len : lens) {
+      for (size_t eo : {size_t{0}, size_t{16}}) {
+        for (size_t uo : offsets) {
+          char* e = engine.data + eo;
+          char* u = user.data + uo;
+          char* src = into_engine ? u : e;
+          char* dst = into_engine ? e : u;
+          fill(src, len, static_cast<unsigned>(len + uo));
+          memset(dst, 0x5a, len + 1);
+          ASSERT_EQ(copy_checked(e, u, len, into_engine), len) << "len " << len << " user+" << uo << " engine+" << eo;
+          ASSERT_EQ(memcmp(dst, src, len), 0) << "len " << len << " user+" << uo << " engine+" << eo;
+          ASSERT_EQ(dst[len], 0x5a) << "wrote past the end";
+        }
+      }
+    }
+  }
+}
+
+// The caller's memory ends (a page taken away, or one it may not write or
+// read) at `end` bytes into the copy: exactly those bytes are copied, at a
+// slow distance (bounced) and at a fast one, in the first piece and later.
+void expect_stops_at(bool into_engine, size_t user_offset, size_t end, int prot) {
+  const size_t pages = 300;
+  Pages engine(pages), user(pages);
+  ASSERT_TRUE(engine.data && user.data);
+  char* u = user.data + user_offset;
+  const size_t len = pages * kPage - user_offset - 1;
+  char* hole = u + end;
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(hole) % kPage, 0u);
+  ASSERT_EQ(mprotect(hole, kPage, prot), 0);
+  char* src = into_engine ? u : engine.data;
+  char* dst = into_engine ? engine.data : u;
+  fill(src, end, 3);
+  memset(dst, 0x5a, end);
+  EXPECT_EQ(copy_checked(engine.data, u, len, into_engine), end) << "user+" << user_offset;
+  EXPECT_EQ(memcmp(dst, src, end), 0);
+}
+
+TEST(CheckedCopy, StopsWhereTheCallersMemoryEnds) {
+  for (bool into_engine : {false, true}) {
+    for (size_t uo : {size_t{0}, size_t{16}, size_t{2048}}) {
+      const size_t first = kPage - uo;  // the first page boundary after the start
+      for (size_t end : {first, first + 5 * kPage, first + (256 << 10), first + (600 << 10)}) {
+        expect_stops_at(into_engine, uo, end, PROT_NONE);
+        expect_stops_at(into_engine, uo, end, into_engine ? PROT_NONE : PROT_READ);
+      }
+    }
+  }
+}
+
+TEST(CheckedCopy, NothingWhenTheFirstPageIsMissing) {
+  Pages engine(4), user(4);
+  ASSERT_TRUE(engine.data && user.data);
+  ASSERT_EQ(munmap(user.data, kPage), 0);
+  for (size_t uo : {size_t{0}, size_t{16}}) {
+    EXPECT_EQ(copy_checked(engine.data, user.data + uo, 3 * kPage, false), 0u);
+    EXPECT_EQ(copy_checked(engine.data, user.data + uo, 3 * kPage, true), 0u);
+  }
+  user.data += kPage;
+  user.len -= kPage;
+}
+
+}  // namespace
+}  // namespace hybridio
