@@ -14,10 +14,10 @@ namespace hybridio {
 namespace {
 
 constexpr uintptr_t kPage = 4096;
-// Distances (destination minus source, modulo a page) the kernel's copy is
-// slow at: 1-31 bytes measured (checked_copy.h); up to a cache line kept
-// out, as other CPUs' string copies have their slow cases within one.
-constexpr uintptr_t kSlowDistance = 64;
+// Distances (destination minus source, modulo a page) below this, and not
+// 0, are the kernel's copy's slow ones: 1-31 bytes on the development VM
+// (results/shim/checked-copy-distance-2026-12-03-s31/), 32-63 as fast as 0.
+constexpr uintptr_t kSlowDistance = 32;
 // The bounce buffer's pieces: 256 KiB copied 3.4-3.7 GB/s, 64 KiB 2.9-3.1
 // (more system calls), and larger ones leave the CPU's L2 cache.
 constexpr size_t kPiece = 256 << 10;
