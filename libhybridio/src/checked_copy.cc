@@ -22,11 +22,6 @@ constexpr uintptr_t kSlowDistance = 32;
 // (more system calls), and larger ones leave the CPU's L2 cache.
 constexpr size_t kPiece = 256 << 10;
 
-bool slow_distance(const char* from, const char* to) {
-  const uintptr_t distance = (reinterpret_cast<uintptr_t>(to) - reinterpret_cast<uintptr_t>(from)) % kPage;
-  return distance != 0 && distance < kSlowDistance;
-}
-
 // The kernel's copy, on this process: bytes copied, stopping where the
 // caller's memory ends.
 size_t kernel_copy(char* engine, char* user, size_t len, bool into_engine) {
@@ -53,10 +48,15 @@ char* bounce_buffer() {
 
 }  // namespace
 
+bool slow_copy_distance(uintptr_t from, uintptr_t to) {
+  const uintptr_t distance = (to - from) % kPage;
+  return distance != 0 && distance < kSlowDistance;
+}
+
 size_t copy_checked(char* engine, char* user, size_t len, bool into_engine) {
   char* from = into_engine ? user : engine;
   char* to = into_engine ? engine : user;
-  char* bounce = slow_distance(from, to) ? bounce_buffer() : nullptr;
+  char* bounce = slow_copy_distance(reinterpret_cast<uintptr_t>(from), reinterpret_cast<uintptr_t>(to)) ? bounce_buffer() : nullptr;
   if (!bounce) return kernel_copy(engine, user, len, into_engine);
   // Half a page from the source, so half a page plus the slow distance
   // from the destination.

@@ -18,8 +18,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace hybridio {
+
+// Whether the kernel copies slowly from an address congruent to `from` to
+// one congruent to `to` (modulo a page): the destination lies 1-31 bytes
+// past the source.  The kernel's own buffered read copies out of the page
+// cache the same way, from the file offset's place in a page.
+bool slow_copy_distance(uintptr_t from, uintptr_t to);
 
 // Copies `len` bytes between the engine's buffer `engine` and the caller's
 // `user`, in the direction given; returns the bytes copied (< len when the

@@ -97,6 +97,13 @@ class File {
   // uncached writes, not the dontcache policy's.
   bool drops_behind(uint64_t len) const;
   void note_dontcache_refused();
+  // Whether a read of `len` bytes at `offset` into `buf` that goes through
+  // the page cache is copied out of it through a bounce buffer (file.cc,
+  // buffered_read): reads of kBouncedReadMin or more into memory that the
+  // kernel's copy from the cache is slow to (checked_copy.h).  The shim
+  // runs such calls in its exact section (preload/exact_call.h).
+  static constexpr size_t kBouncedReadMin = 256 << 10;
+  static bool bounces_read(const char* buf, size_t len, uint64_t offset);
 
   // Called when the program closed or replaced the O_DIRECT twin `fd`
   // (see private_fd.h); the twin is reopened when next needed.

@@ -4,10 +4,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -20,6 +22,7 @@
 #include "runtime.h"
 #include "file_bytes.h"
 #include "temp_dir.h"
+#include "uring_engine.h"
 
 namespace hybridio {
 namespace {
@@ -179,6 +182,82 @@ TEST_F(Engine, PartlyCachedReadServesTheCachedPrefixFirst) {
   EXPECT_GT(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT], 0u);
   EXPECT_EQ(s.bytes[HIO_OP_READ][HIO_PATH_DIRECT] + s.bytes[HIO_OP_READ][HIO_PATH_BUFFERED], 16 * M);
   EXPECT_EQ(s.requests[HIO_OP_READ][HIO_PATH_DIRECT], 1u) << "one caller request, counted once";
+}
+
+TEST_F(Engine, ReadsTheCacheCopiesSlowlyToAreBouncedAndExact) {
+  // Which reads through the cache are bounced (file.cc, buffered_read):
+  // 256 KiB or more, into memory 1-31 bytes past the offset's place in a page.
+  char* page = reinterpret_cast<char*>(1 << 20);
+  EXPECT_TRUE(File::bounces_read(page + 16, File::kBouncedReadMin, 0));
+  EXPECT_TRUE(File::bounces_read(page + 1, M, 8192));
+  EXPECT_TRUE(File::bounces_read(page, M, 4080));
+  EXPECT_FALSE(File::bounces_read(page + 16, File::kBouncedReadMin - 1, 0));
+  EXPECT_FALSE(File::bounces_read(page + 16, M, 16));
+  EXPECT_FALSE(File::bounces_read(page + 32, M, 0));
+  EXPECT_FALSE(File::bounces_read(page, M, 0));
+
+  auto f = open_file("bounced");
+  auto data = testing::random_bytes(10 * M + 100, 6);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  AlignedBuffer mem(17 * M, 4096);
+  ASSERT_TRUE(mem);
+  for (hio_mode mode : {HIO_MODE_BUFFERED, HIO_MODE_DONTCACHE}) {
+    set_mode(mode);
+    for (size_t skew : {1, 16, 31, 32}) {
+      for (uint64_t offset : {uint64_t{0}, uint64_t{5000}, 3 * M + 4096}) {
+        for (size_t len : {size_t{256 * K}, M + 17, 16 * M}) {
+          char* buf = mem.data() + skew;
+          memset(buf, 0x5a, len + 1);
+          const size_t want = std::min<size_t>(len, data.size() - offset);  // the last ones end at EOF
+          ASSERT_EQ(f->pread(buf, len, offset), static_cast<ssize_t>(want))
+              << "mode " << mode << " skew " << skew << " offset " << offset << " len " << len;
+          ASSERT_EQ(memcmp(buf, data.data() + offset, want), 0)
+              << "mode " << mode << " skew " << skew << " offset " << offset << " len " << len;
+          ASSERT_EQ(buf[want], 0x5a) << "wrote past what it read";
+        }
+      }
+    }
+    EXPECT_EQ(f->pread(mem.data() + 16, M, data.size()), 0) << "at EOF";
+  }
+}
+
+// Under the shim the caller's memory is not trusted: a bounced read into
+// memory that ends (unmapped, or not writable) moves what the kernel's own
+// read moves there, and fails with EFAULT where it moves nothing.
+TEST_F(Engine, BouncedReadsEndWhereTheCallersMemoryEnds) {
+  auto f = open_file("bounced-bad");
+  auto data = testing::random_bytes(8 * M, 7);
+  ASSERT_EQ(f->pwrite(data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  set_mode(HIO_MODE_BUFFERED);
+  set_transparent_mode(true);
+  struct Damage {
+    size_t at;  // from the start of the mapping
+    int prot;   // PROT_NONE, PROT_READ; -1: unmapped
+  };
+  for (Damage d : {Damage{0, -1}, Damage{4096, -1}, Damage{1 * M + 12288, PROT_NONE}, Damage{3 * M, PROT_READ}}) {
+    for (size_t skew : {1, 16}) {
+      AlignedBuffer mem(4 * M, 4096);
+      ASSERT_TRUE(mem);
+      char* hole = mem.data() + d.at;
+      ASSERT_EQ(d.prot < 0 ? munmap(hole, 4096) : mprotect(hole, 4096, d.prot), 0);
+      char* buf = mem.data() + skew;
+      const ssize_t kernel = ::pread(f->fd(), buf, 4 * M - skew, 4096);
+      const int kernel_errno = errno;
+      std::vector<char> landed(buf, buf + std::max<ssize_t>(kernel, 0));
+      memset(buf, 0, static_cast<size_t>(std::max<ssize_t>(kernel, 0)));
+      const ssize_t engine = f->pread(buf, 4 * M - skew, 4096);
+      EXPECT_EQ(engine, kernel >= 0 ? kernel : -kernel_errno) << "damage at " << d.at << " skew " << skew;
+      if (engine > 0) {
+        EXPECT_EQ(memcmp(buf, landed.data(), static_cast<size_t>(engine)), 0);
+      }
+      if (d.prot >= 0) {
+        mprotect(hole, 4096, PROT_READ | PROT_WRITE);
+      } else {
+        mmap(hole, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      }
+    }
+  }
+  set_transparent_mode(false);
 }
 
 TEST_F(Engine, DirtyRangeOverwriteStaysBuffered) {

@@ -83,9 +83,10 @@ class ExactSection {
 
 enum class Outcome { kDone, kPlain };
 
-// The direct section: returns kPlain when the call must go to the kernel
-// as it was made (nothing has been done then, the position is untouched).
-Outcome run_direct(const TrackedRef& t, const File::Plan& plan, int fd, bool write, const iovec* iov, int count,
+// The exact section (a direct call, or a read the engine bounces): returns
+// kPlain when the call must go to the kernel as it was made (nothing has
+// been done then, the position is untouched).
+Outcome run_section(const TrackedRef& t, const File::Plan& plan, int fd, bool write, const iovec* iov, int count,
                    off_t at, uint64_t len, ssize_t* out) {
   ExactSection section(write, t->dev, t->ino);
   const bool positional = at < 0;
@@ -158,9 +159,15 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
   // element, and each of those explores on its own (File::execute_plan).
   const File::Plan plan = file->plan(write ? HIO_OP_WRITE : HIO_OP_READ, static_cast<const char*>(iov[0].iov_base),
                                      static_cast<size_t>(len), static_cast<uint64_t>(offset), count == 1);
+  // A read through the cache that the engine copies out through its bounce
+  // buffer (File::bounces_read) is run by the engine, in the section.
+  if (!write && count == 1 && plan.decision.path != HIO_PATH_DIRECT &&
+      File::bounces_read(static_cast<const char*>(iov[0].iov_base), static_cast<size_t>(len), static_cast<uint64_t>(offset)) &&
+      run_section(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone)
+    return true;
   switch (plan.decision.path) {
     case HIO_PATH_DIRECT:
-      if (run_direct(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
+      if (run_section(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
       break;
     case HIO_PATH_DONTCACHE:
       if (write && file->drops_behind(len)) {

@@ -10,8 +10,11 @@
 //    own descriptor (offset -1 when the call uses the file position), so
 //    positions, O_APPEND, RLIMIT_FSIZE, short counts and EFAULT are the
 //    kernel's own;
-//  - direct: an exact section, the only place where one call becomes
-//    several kernel requests (a buffered head and tail, a direct body):
+//  - direct, and a read through the cache of 256 KiB or more into memory
+//    the kernel copies slowly to from the cache (File::bounces_read: the
+//    engine reads it into its bounce buffer in pieces and copies it on):
+//    an exact section, the only place where one call becomes several
+//    kernel requests (a buffered head and tail, a direct body, pieces):
 //      * cancellation is held off and every signal blocked until the call
 //        is complete, as a system call runs to completion before a handler;
 //      * a lock per inode (striped) makes the call atomic against the
