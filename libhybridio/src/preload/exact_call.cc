@@ -160,11 +160,17 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
   const File::Plan plan = file->plan(write ? HIO_OP_WRITE : HIO_OP_READ, static_cast<const char*>(iov[0].iov_base),
                                      static_cast<size_t>(len), static_cast<uint64_t>(offset), count == 1);
   // A read through the cache that the engine copies out through its bounce
-  // buffer (File::bounces_read) is run by the engine, in the section.
+  // buffer (File::bounces_read) is run by the engine, in the section.  Not
+  // if the open file has become O_DIRECT behind the table's back (F_SETFL
+  // by another process sharing it): the kernel's EINVAL for the caller's
+  // memory is then the answer, and the bounce buffer would not get it.
   if (!write && count == 1 && plan.decision.path != HIO_PATH_DIRECT &&
-      File::bounces_read(static_cast<const char*>(iov[0].iov_base), static_cast<size_t>(len), static_cast<uint64_t>(offset)) &&
-      run_section(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone)
-    return true;
+      File::bounces_read(static_cast<const char*>(iov[0].iov_base), static_cast<size_t>(len),
+                         static_cast<uint64_t>(offset))) {
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && !(flags & O_DIRECT) && run_section(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone)
+      return true;
+  }
   switch (plan.decision.path) {
     case HIO_PATH_DIRECT:
       if (run_section(t, plan, fd, write, iov, count, at, len, out) == Outcome::kDone) return true;
