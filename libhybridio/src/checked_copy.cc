@@ -18,10 +18,6 @@ constexpr uintptr_t kPage = 4096;
 // 0, are the kernel's copy's slow ones: 1-31 bytes on the development VM
 // (results/shim/checked-copy-distance-2026-12-03-s31/), 32-63 as fast as 0.
 constexpr uintptr_t kSlowDistance = 32;
-// The bounce buffer's pieces: 256 KiB copied 3.4-3.7 GB/s, 64 KiB 2.9-3.1
-// (more system calls), and larger ones leave the CPU's L2 cache.
-constexpr size_t kPiece = 256 << 10;
-
 // The kernel's copy, on this process: bytes copied, stopping where the
 // caller's memory ends.
 size_t kernel_copy(char* engine, char* user, size_t len, bool into_engine) {
@@ -42,7 +38,7 @@ size_t kernel_copy(char* engine, char* user, size_t len, bool into_engine) {
 // (preload/shim.cc), so one per thread is enough.
 char* bounce_buffer() {
   thread_local AlignedBuffer buffer;
-  if (!buffer) buffer = AlignedBuffer(kPiece + kPage, kPage);
+  if (!buffer) buffer = AlignedBuffer(kSlowCopyPiece + kPage, kPage);
   return buffer.data();
 }
 
@@ -53,17 +49,17 @@ bool slow_copy_distance(uintptr_t from, uintptr_t to) {
   return distance != 0 && distance < kSlowDistance;
 }
 
+uintptr_t harmless_page_offset(uintptr_t from) { return (from + kPage / 2) % kPage; }
+
 size_t copy_checked(char* engine, char* user, size_t len, bool into_engine) {
   char* from = into_engine ? user : engine;
   char* to = into_engine ? engine : user;
   char* bounce = slow_copy_distance(reinterpret_cast<uintptr_t>(from), reinterpret_cast<uintptr_t>(to)) ? bounce_buffer() : nullptr;
   if (!bounce) return kernel_copy(engine, user, len, into_engine);
-  // Half a page from the source, so half a page plus the slow distance
-  // from the destination.
-  bounce += (reinterpret_cast<uintptr_t>(from) + kPage / 2) % kPage;
+  bounce += harmless_page_offset(reinterpret_cast<uintptr_t>(from));
   size_t done = 0;
   while (done < len) {
-    const size_t n = std::min(kPiece, len - done);
+    const size_t n = std::min(kSlowCopyPiece, len - done);
     size_t copied;
     if (into_engine) {
       copied = kernel_copy(bounce, user + done, n, true);

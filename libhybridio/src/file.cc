@@ -83,20 +83,20 @@ ssize_t buffered_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, i
 // bytes into a page (every malloc of 128 KiB or more), at a page-aligned
 // offset, moved 2.5-2.7 GB/s on the development VM where one at 64 bytes
 // moved 11-12.  Such reads (File::bounces_read) go through the thread's
-// bounce buffer, half a page from the offset, in pieces: the kernel's copy
-// into it and the copy out of it (checked under the shim) are both at
+// bounce buffer in pieces, placed by the offset's place in a page (the
+// cache's side of the copy) as checked_copy.h places its own: the kernel's
+// copy into it and the copy out of it (checked under the shim) are both at
 // harmless distances.  Like the kernel's, the read stops at the end of the
 // file, at an error after some bytes (returning those), and at the end of
 // the caller's memory (EFAULT when nothing was copied).
-constexpr size_t kBouncedReadPiece = 256 << 10;
-
 ssize_t buffered_read(int fd, char* buf, size_t len, uint64_t offset, int rwf) {
-  char* bounce = File::bounces_read(buf, len, offset) ? bounce_buffer(kBouncedReadPiece + 4096, 4096) : nullptr;
+  const uint32_t page = page_bytes();
+  char* bounce = File::bounces_read(buf, len, offset) ? bounce_buffer(kSlowCopyPiece + page, page) : nullptr;
   if (!bounce) return buffered_io(HIO_OP_READ, fd, buf, len, offset, rwf);
-  bounce += (offset + 2048) % 4096;
+  bounce += harmless_page_offset(offset);
   size_t done = 0;
   while (done < len) {
-    const size_t want = std::min(kBouncedReadPiece, len - done);
+    const size_t want = std::min(kSlowCopyPiece, len - done);
     const ssize_t n = buffered_io(HIO_OP_READ, fd, bounce, want, offset + done, rwf);
     if (n < 0) {
       if (done == 0) return -1;  // errno set
