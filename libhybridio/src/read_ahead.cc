@@ -270,14 +270,16 @@ struct ReadAhead::Window {
     return true;
   }
 
-  // The window's ring, submitted to by the library's submitter thread: its
-  // reads are in flight between the program's calls, and their completions
-  // must not flag a program thread as having a signal pending
-  // (ring_submitter.h).  A shared ring: any thread may wait on it.
+  // The window's ring, opened and submitted to by the library's submitter
+  // thread: its reads are in flight between the program's calls, and
+  // neither their completions nor the ring's teardown may flag a program
+  // thread as having a signal pending (ring_submitter.h).  A shared ring:
+  // any thread may wait on it, and close it.
   bool ensure_ring() {
     if (ring_ok) return true;
     if (ring_failed || !uring_usable()) return false;
-    if (!ring_submitter_ready() || open_shared_ring(&ring, kRingEntries) != 0) {
+    auto open = [](void* self) { return open_shared_ring(&static_cast<Window*>(self)->ring, kRingEntries); };
+    if (!ring_submitter_ready() || call_on_submitter_thread(open, this) != 0) {
       ring_failed = true;
       return false;
     }

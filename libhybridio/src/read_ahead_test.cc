@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -373,6 +374,35 @@ TEST_F(ReadAheadTest, ClosingTheFileReleasesTheLease) {
   w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
   EXPECT_GE(w, 0) << "no lease is left once the file is closed: " << strerror(errno);
   if (w >= 0) ::close(w);
+}
+
+// A window's ring is opened when its stream starts and closed with the
+// file.  The kernel sends a ring's creator task work when the ring is torn
+// down, flagged as a pending signal, so the reading thread must not be its
+// creator: opened by the reader, each close cut the reader's next read of
+// /dev/zero short.
+TEST_F(ReadAheadTest, AWindowsRingComesAndGoesWithoutFlaggingTheReader) {
+  const std::string path = dir_.file("flags");
+  std::vector<char> model = make_file(path, 2 * M, 16);
+  const int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(zero, 0);
+  std::vector<char> buf(8 * M);
+  constexpr int kFiles = 8;
+  int reads = 0, shorts = 0;
+  for (int i = 0; i < kFiles; ++i) {
+    hio_file* f = open_streaming(path, model, O_RDONLY);
+    ASSERT_TRUE(f);
+    for (uint64_t off = 4 * kRead; off < model.size(); off += kRead) read_and_check(f, model, off);
+    ASSERT_EQ(hio_close(f), 0);
+    // The ring's teardown runs in a kernel worker, soon after the close.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+      ++reads;
+      if (::read(zero, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size())) ++shorts;
+    }
+  }
+  ::close(zero);
+  EXPECT_EQ(shorts, 0) << "of " << reads << " reads of /dev/zero after " << kFiles << " windows' rings closed";
 }
 
 TEST_F(ReadAheadTest, FailedReadAheadIsRetriedByTheRead) {

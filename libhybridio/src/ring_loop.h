@@ -19,8 +19,9 @@
 //    kernel are withdrawn from the submission queue and handed to the
 //    callback as failed with that errno; the kernel still owns the entries
 //    in flight, and may still be moving data into their buffers, so the loop
-//    waits for every one of them (entering the ring without submitting, or
-//    polling its completion queue 1 ms apart) and hands them on as usual.
+//    waits for every one of them (entering the ring without submitting,
+//    past sys().ring_enter when that fails, 1 ms apart) and hands them on
+//    as usual.
 //    Only then does it return -errno.  No buffer is ever released while the
 //    kernel may still write into it; the request reports the errno.
 //
@@ -213,7 +214,13 @@ class RingLoop {
     while (in_flight() > 0) {
       if (reap(on_completion) > 0) continue;
       const int rc = enter(1, false);
-      if (rc < 0 && rc != -EINTR) usleep(1000);  // completions still arrive, at our next system call
+      if (rc < 0 && rc != -EINTR) {
+        // A thread's ring (DEFER_TASKRUN, uring_engine.cc) posts completions
+        // only when its thread enters it for them: once more, past the
+        // failing entry point, then 1 ms apart.
+        io_uring_get_events(ring_);
+        if (io_uring_cq_ready(ring_) == 0) usleep(1000);
+      }
     }
     return -err;
   }

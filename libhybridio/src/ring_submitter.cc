@@ -32,6 +32,22 @@ class Submitter {
     return true;
   }
 
+  int call(int (*fn)(void*), void* arg) {
+    RemoteRing r;
+    r.call_ = fn;
+    r.call_arg_ = arg;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!start()) return -EAGAIN;
+      r.busy_.store(true, std::memory_order_relaxed);
+      *tail_ = &r;
+      tail_ = &r.next_;
+      if (sleeping_) work_.notify_one();
+    }
+    wait_done(&r);
+    return r.take_error();
+  }
+
   void wait_done(RemoteRing* r) {
     std::unique_lock<std::mutex> lock(mu_);
     ++waiters_;
@@ -78,7 +94,7 @@ class Submitter {
       lock.unlock();
       // The caller prepares nothing in the ring until busy_ clears, so
       // liburing's submission-side fields are this thread's meanwhile.
-      const int rc = sys().ring_enter(r->ring_, 0, true);
+      const int rc = r->call_ ? r->call_(r->call_arg_) : sys().ring_enter(r->ring_, 0, true);
       lock.lock();
       r->error_ = rc < 0 ? rc : 0;
       r->busy_.store(false, std::memory_order_release);
@@ -105,6 +121,8 @@ Submitter& submitter() { return process_instance<Submitter>(); }
 }  // namespace
 
 bool ring_submitter_ready() { return submitter().ready(); }
+
+int call_on_submitter_thread(int (*fn)(void*), void* arg) { return submitter().call(fn, arg); }
 
 bool RemoteRing::request(io_uring* ring) {
   if (!done()) return true;  // asked already: the thread reads the ring's tail when it enters

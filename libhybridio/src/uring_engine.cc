@@ -105,15 +105,34 @@ bool fd_is_a_ring(int fd) {
   return strcmp(link, "anon_inode:[io_uring]") == 0;
 }
 
-// A ring used by its creating thread alone: one submitter, completions
-// run at its next system call.  0 or -errno.
+// A ring used by its creating thread alone: one submitter, whose
+// completions are posted only when it waits in io_uring_enter.  0 or -errno.
+//
+// Why DEFER_TASKRUN: without it a completion is task work of the thread,
+// and the kernel flags pending task work with TIF_NOTIFY_SIGNAL, which
+// signal_pending() counts as a signal (COOP_TASKRUN only spares the IPI).
+// A request finished by an io_uring worker (an open, or a direct write
+// that extends an ext4 file) posts its completion first and queues the
+// freeing of the request as task work afterwards, so that work can arrive
+// after the thread saw the completion and returned to the program: the
+// program's next long read of /dev/zero stopped early and came back short
+// (dd under the shim, about one run in a hundred on a loaded machine).
+// Deferred, task work waits in the ring's own list for the next wait and
+// flags nothing.
 int init_thread_ring(io_uring* ring, unsigned depth) {
-  io_uring_params p{};
-  p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
-  int rc = io_uring_queue_init_params(depth, ring, &p);
-  if (rc == -EINVAL) {  // a kernel older than 6.0 does not know these flags
-    io_uring_params plain{};
-    rc = io_uring_queue_init_params(depth, ring, &plain);
+  // Newest first; a kernel that does not know a flag answers -EINVAL
+  // (DEFER_TASKRUN is 6.1, SINGLE_ISSUER and COOP_TASKRUN 6.0 and 5.19).
+  constexpr unsigned kFlagSets[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
+      0,
+  };
+  int rc = -EINVAL;
+  for (unsigned flags : kFlagSets) {
+    io_uring_params p{};
+    p.flags = flags;
+    rc = io_uring_queue_init_params(depth, ring, &p);
+    if (rc != -EINVAL) break;
   }
   return rc;
 }
@@ -243,7 +262,10 @@ io_uring* ring_for(unsigned depth) {
     // Forked: the ring's memory is shared with the parent.  Unmap ours, keep theirs.
     t.close();
   }
-  int rc = t.open(depth);
+  // Always the most entries any request uses: a ring reopened for a deeper
+  // queue would be torn down, and a ring's teardown sends its creator task
+  // work that the kernel flags as a pending signal (ring_submitter.h).
+  int rc = t.open(kMaxQueueDepth);
   if (rc == 0 && !probe_ops(&t.ring)) {
     t.close();
     rc = -EOPNOTSUPP;
