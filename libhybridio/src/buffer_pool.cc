@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -15,6 +17,7 @@ namespace hybridio {
 namespace {
 
 constexpr size_t kHugePage = 2 << 20;  // x86-64 and arm64 (4 KiB base pages) PMD size
+constexpr uint32_t kRecentMs = 100;    // the headroom sample's age for keeping a released buffer
 
 size_t page_size() {
   static const size_t size = [] {
@@ -38,7 +41,7 @@ BufferPool& BufferPool::get() {
   return *pool;
 }
 
-BufferPool::BufferPool(size_t max_cached) : max_cached_(max_cached) {
+BufferPool::BufferPool(size_t max_cached, HeadroomFn headroom) : max_cached_(max_cached), headroom_(headroom) {
   // numa_available() must be called before any other libnuma function.  On
   // one node there is nothing to place: plain aligned memory, no mbind.
   numa_ = numa_available() >= 0 && numa_max_node() > 0;
@@ -60,12 +63,35 @@ size_t BufferPool::cached_bytes() const {
   return cached_;
 }
 
+size_t BufferPool::mapped_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mapped_;
+}
+
 uint64_t BufferPool::allocations() const {
   std::lock_guard<std::mutex> lock(mu_);
   return allocations_;
 }
 
 void BufferPool::free_memory(char* data, size_t size) { unmap_private(data, size); }
+
+size_t BufferPool::retention_bound(size_t cached) const {
+  const uint64_t could_take = headroom_(kRecentMs) + cached;
+  return static_cast<size_t>(std::min<uint64_t>(max_cached_, could_take / 4));
+}
+
+void BufferPool::trim_for(size_t incoming) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_.empty()) return;
+  const size_t bound = retention_bound(cached_);
+  size_t n = 0;
+  for (; n < free_.size() && cached_ + incoming > bound; ++n) {
+    free_memory(free_[n].data, free_[n].size);
+    cached_ -= free_[n].size;
+    mapped_ -= free_[n].size;
+  }
+  free_.erase(free_.begin(), free_.begin() + static_cast<std::ptrdiff_t>(n));
+}
 
 PoolBuffer BufferPool::acquire(size_t size) {
   PoolBuffer b;
@@ -90,6 +116,17 @@ PoolBuffer BufferPool::acquire(size_t size) {
     }
   }
   if (!b.data_) {
+    // Fresh memory while buffers of other sizes are kept: where memory is
+    // short, they go first.  Then the headroom as it is now, not as it was
+    // up to kRecentMs ago: threads starting together each take their slots
+    // within that time (the sample costs tens of microseconds, the first
+    // touch of a 1 MiB buffer milliseconds).
+    trim_for(0);
+    const uint64_t headroom = headroom_(0);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (mapped_ + size > (headroom + mapped_) / 2) return b;
+    }
     // Out of the program's address ranges (private_mappings.h); 2 MiB
     // aligned from a huge page up, so that THP can back it.
     char* p = map_private(size, size >= kHugePage ? kHugePage : page);
@@ -108,6 +145,7 @@ PoolBuffer BufferPool::acquire(size_t size) {
     b.node_ = node;
     std::lock_guard<std::mutex> lock(mu_);
     ++allocations_;
+    mapped_ += size;
   }
   b.pool_ = this;
   return b;
@@ -116,14 +154,15 @@ PoolBuffer BufferPool::acquire(size_t size) {
 void BufferPool::release(PoolBuffer& b) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const size_t bound = retention_bound(cached_);
     // Called from destructors: a full free list (no memory to grow it) frees
     // the buffer instead of throwing.
-    if (cached_ + b.size_ <= max_cached_ && free_.size() < free_.capacity()) {
+    if (cached_ + b.size_ <= bound && free_.size() < free_.capacity()) {
       free_.push_back({b.data_, b.size_, b.node_});
       cached_ += b.size_;
       return;
     }
-    if (cached_ + b.size_ <= max_cached_) {
+    if (cached_ + b.size_ <= bound) {
       try {
         free_.push_back({b.data_, b.size_, b.node_});
         cached_ += b.size_;
@@ -131,6 +170,7 @@ void BufferPool::release(PoolBuffer& b) {
       } catch (const std::bad_alloc&) {
       }
     }
+    mapped_ -= b.size_;
   }
   free_memory(b.data_, b.size_);
 }

@@ -10,6 +10,15 @@
 // machine reports NUMA; released buffers are kept per node and size, up to
 // a bound, and handed out again.
 //
+// Pool memory is anonymous and nothing reclaims it, so it is taken only from
+// what the process may still take (memory_headroom.h): a fresh buffer is
+// refused (an empty one: every caller has a way without it) when the pool
+// would then hold more than half of what the process could take with the
+// pool's memory given back, and the kept buffers shrink with it.  In a
+// memory cgroup of 128 MiB, a checkpoint restore of 8 ranks had 64 MiB of
+// staging slots and 52 MiB of read-ahead blocks mapped in 100 ms, and was
+// OOM-killed now and then.
+//
 // Thread-safe.  Works on single-node machines and when numa_available() < 0
 // (then everything is "node 0").
 #pragma once
@@ -19,6 +28,8 @@
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "memory_headroom.h"
 
 namespace hybridio {
 
@@ -64,14 +75,21 @@ class BufferPool {
   // The process-wide pool (never destroyed).
   static BufferPool& get();
 
-  // `max_cached` bytes of released buffers are kept for reuse.
-  explicit BufferPool(size_t max_cached = 80u << 20);
+  // How much more memory the process may take, sampled at most `max_age_ms`
+  // ago (memory_headroom_bytes).
+  using HeadroomFn = uint64_t (*)(uint32_t max_age_ms);
+
+  // Released buffers are kept for reuse up to `max_cached` bytes, and up to
+  // a quarter of what the process could still take if the pool gave back
+  // what it keeps (`headroom` plus the kept bytes).
+  explicit BufferPool(size_t max_cached = 80u << 20, HeadroomFn headroom = memory_headroom_bytes);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
   // A page-aligned buffer of `size` bytes (rounded up to whole pages) on the
-  // calling thread's node, faulted in; empty on allocation failure.
+  // calling thread's node, faulted in; empty on allocation failure, and
+  // when fresh memory would take the pool past its share of the headroom.
   PoolBuffer acquire(size_t size);
 
   // Whether buffers are placed per node (libnuma reports NUMA with more than
@@ -79,12 +97,17 @@ class BufferPool {
   bool numa() const { return numa_; }
   int current_node() const;
   size_t cached_bytes() const;
+  size_t mapped_bytes() const;  // handed out and kept
   uint64_t allocations() const;  // buffers newly allocated (not reused)
 
  private:
   friend class PoolBuffer;
   void release(PoolBuffer& b);
   static void free_memory(char* data, size_t size);
+  // The most bytes worth keeping now, with `cached` kept.
+  size_t retention_bound(size_t cached) const;
+  // Frees kept buffers, oldest first, until `incoming` more bytes fit the bound.
+  void trim_for(size_t incoming);
 
   struct Cached {
     char* data;
@@ -92,10 +115,12 @@ class BufferPool {
     int node;
   };
   const size_t max_cached_;
+  const HeadroomFn headroom_;
   bool numa_ = false;
   mutable std::mutex mu_;
   std::vector<Cached> free_;
   size_t cached_ = 0;
+  size_t mapped_ = 0;
   uint64_t allocations_ = 0;
 };
 

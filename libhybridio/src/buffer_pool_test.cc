@@ -109,6 +109,57 @@ TEST(BufferPool, CacheIsBounded) {
   EXPECT_LE(pool.cached_bytes(), size_t{1} << 20);
 }
 
+// What the process may still take, as the pool sees it (set by the cases below).
+uint64_t g_headroom = 0;
+uint64_t fixed_headroom(uint32_t) { return g_headroom; }
+
+// Kept buffers are memory nothing reclaims: with little headroom (a memory
+// cgroup near its limit) the pool keeps at most a quarter of what the
+// process could take with them given back, and frees kept buffers of other
+// sizes before it maps fresh memory.
+TEST(BufferPool, LittleHeadroomKeepsLittle) {
+  BufferPool pool(80 << 20, fixed_headroom);
+  g_headroom = 1ull << 40;
+  {
+    PoolBuffer a = pool.acquire(4 << 20);
+    PoolBuffer b = pool.acquire(4 << 20);
+    PoolBuffer c = pool.acquire(4 << 20);
+  }
+  EXPECT_EQ(pool.cached_bytes(), size_t{12} << 20) << "plenty of headroom: everything is kept";
+
+  // A cgroup near its limit: 4 MiB more could be taken, 16 with what the pool keeps.
+  g_headroom = 4 << 20;
+  PoolBuffer fresh = pool.acquire(1 << 20);  // no kept buffer of this size
+  EXPECT_EQ(pool.cached_bytes(), size_t{4} << 20) << "kept buffers given back down to a quarter of 16 MiB";
+  EXPECT_FALSE(fresh) << "the pool holds 4 MiB, half of the 8 it could take";
+  PoolBuffer kept = pool.acquire(4 << 20);
+  EXPECT_TRUE(kept) << "a kept buffer is not fresh memory";
+  EXPECT_EQ(pool.allocations(), 3u);
+  kept.reset();  // a quarter of 4 MiB could be kept
+  EXPECT_EQ(pool.cached_bytes(), 0u) << "released with little headroom: given back";
+  EXPECT_EQ(pool.mapped_bytes(), 0u);
+}
+
+// The pool's share counts what it holds already: with 16 MiB that the
+// process could take, it maps at most 8 MiB in all, however it is asked.
+TEST(BufferPool, ThePoolTakesAtMostHalfOfTheHeadroom) {
+  BufferPool pool(80 << 20, fixed_headroom);
+  constexpr size_t kCould = 16 << 20;
+  std::vector<PoolBuffer> held;
+  for (int i = 0; i < 16; ++i) {
+    g_headroom = kCould - pool.mapped_bytes();  // as the cgroup would report it
+    PoolBuffer b = pool.acquire(1 << 20);
+    if (!b) break;
+    held.push_back(std::move(b));
+  }
+  EXPECT_EQ(held.size(), 8u);
+  EXPECT_EQ(pool.mapped_bytes(), size_t{8} << 20);
+  held.clear();
+  g_headroom = kCould;
+  EXPECT_LE(pool.cached_bytes(), kCould / 4) << "kept: a quarter of what the process could take";
+  EXPECT_EQ(pool.mapped_bytes(), pool.cached_bytes());
+}
+
 TEST(BufferPool, NodeIsThisThreadsNodeOrZeroWithoutNuma) {
   BufferPool pool;
   // This runs on single-node machines (and where libnuma reports no NUMA):
