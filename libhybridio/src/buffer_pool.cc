@@ -75,17 +75,14 @@ uint64_t BufferPool::allocations() const {
 
 void BufferPool::free_memory(char* data, size_t size) { unmap_private(data, size); }
 
-size_t BufferPool::retention_bound(size_t cached) const {
-  const uint64_t could_take = headroom_(kRecentMs) + cached;
-  return static_cast<size_t>(std::min<uint64_t>(max_cached_, could_take / 4));
+size_t BufferPool::retention_bound(uint64_t headroom, size_t cached) const {
+  return static_cast<size_t>(std::min<uint64_t>(max_cached_, (headroom + cached) / 4));
 }
 
-void BufferPool::trim_for(size_t incoming) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (free_.empty()) return;
-  const size_t bound = retention_bound(cached_);
+void BufferPool::trim_locked(uint64_t headroom) {
+  const size_t bound = retention_bound(headroom, cached_);
   size_t n = 0;
-  for (; n < free_.size() && cached_ + incoming > bound; ++n) {
+  for (; n < free_.size() && cached_ > bound; ++n) {
     free_memory(free_[n].data, free_[n].size);
     cached_ -= free_[n].size;
     mapped_ -= free_[n].size;
@@ -121,7 +118,11 @@ PoolBuffer BufferPool::acquire(size_t size) {
     // up to kRecentMs ago: threads starting together each take their slots
     // within that time (the sample costs tens of microseconds, the first
     // touch of a 1 MiB buffer milliseconds).
-    trim_for(0);
+    const uint64_t recent = headroom_(kRecentMs);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      trim_locked(recent);
+    }
     const uint64_t headroom = headroom_(0);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -152,9 +153,10 @@ PoolBuffer BufferPool::acquire(size_t size) {
 }
 
 void BufferPool::release(PoolBuffer& b) {
+  const uint64_t headroom = headroom_(kRecentMs);  // procfs and cgroupfs reads: not under the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t bound = retention_bound(cached_);
+    const size_t bound = retention_bound(headroom, cached_);
     // Called from destructors: a full free list (no memory to grow it) frees
     // the buffer instead of throwing.
     if (cached_ + b.size_ <= bound && free_.size() < free_.capacity()) {

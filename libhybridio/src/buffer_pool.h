@@ -104,10 +104,10 @@ class BufferPool {
   friend class PoolBuffer;
   void release(PoolBuffer& b);
   static void free_memory(char* data, size_t size);
-  // The most bytes worth keeping now, with `cached` kept.
-  size_t retention_bound(size_t cached) const;
-  // Frees kept buffers, oldest first, until `incoming` more bytes fit the bound.
-  void trim_for(size_t incoming);
+  // The most bytes worth keeping with `headroom` left and `cached` kept.
+  size_t retention_bound(uint64_t headroom, size_t cached) const;
+  // Under mu_: frees kept buffers, oldest first, down to the bound.
+  void trim_locked(uint64_t headroom);
 
   struct Cached {
     char* data;
