@@ -65,7 +65,7 @@ int PinnedRequest::run(unsigned count, int* results) {
 }
 
 int PinnedRequest::begin(int fd, int status_flags, dev_t dev, ino_t ino) {
-  ring_ = transparent_mode() ? calling_thread_ring(1) : nullptr;
+  ring_ = transparent_mode() ? calling_thread_ring() : nullptr;
   if (!ring_ || t_current) return -EOPNOTSUPP;
   loop_.reset(ring_);
   fd_ = fd;

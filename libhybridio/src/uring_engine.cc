@@ -142,7 +142,6 @@ int init_thread_ring(io_uring* ring, unsigned depth) {
 struct ThreadRing {
   io_uring ring{};
   bool ok = false;
-  unsigned entries = 0;
   uint64_t generation = 0;
   // Staging slots for misaligned (bounce) bodies: `nslots` of `slot_size`.
   PoolBuffer* slots = nullptr;
@@ -176,8 +175,12 @@ struct ThreadRing {
     slot_size = 0;
   }
 
-  // 0, or -errno from io_uring_queue_init.
-  int open(unsigned depth) {
+  // Always with the most entries any request uses: a ring reopened for a
+  // deeper queue would be torn down, and a ring's teardown sends its
+  // creator task work that the kernel flags as a pending signal
+  // (ring_submitter.h).  0, or -errno from io_uring_queue_init.
+  int open() {
+    constexpr unsigned depth = kMaxQueueDepth;
     close();
     if (transparent_mode()) {
       // Under the shim the ring must not show in the program's descriptor
@@ -196,7 +199,6 @@ struct ThreadRing {
       ring_registered = io_uring_register_ring_fd(&ring) == 1;  // 5.18+; without it the number is used
     }
     ok = true;
-    entries = depth;
     generation = g_generation.load(std::memory_order_relaxed);
     return 0;
   }
@@ -253,19 +255,16 @@ bool probe_ops(io_uring* ring) {
   return ok;
 }
 
-// The calling thread's ring with at least `depth` entries, or nullptr.
-io_uring* ring_for(unsigned depth) {
+// The calling thread's ring, or nullptr.
+io_uring* ring_for() {
   ThreadRing& t = thread_ring();
-  if (t.ok && t.generation == g_generation.load(std::memory_order_relaxed) && t.entries >= depth)
+  if (t.ok && t.generation == g_generation.load(std::memory_order_relaxed) )
     return &t.ring;
   if (t.ok && t.generation != g_generation.load(std::memory_order_relaxed)) {
     // Forked: the ring's memory is shared with the parent.  Unmap ours, keep theirs.
     t.close();
   }
-  // Always the most entries any request uses: a ring reopened for a deeper
-  // queue would be torn down, and a ring's teardown sends its creator task
-  // work that the kernel flags as a pending signal (ring_submitter.h).
-  int rc = t.open(kMaxQueueDepth);
+  int rc = t.open();
   if (rc == 0 && !probe_ops(&t.ring)) {
     t.close();
     rc = -EOPNOTSUPP;
@@ -308,9 +307,9 @@ void set_transparent_mode(bool on) { g_transparent.store(on, std::memory_order_r
 
 bool transparent_mode() { return g_transparent.load(std::memory_order_acquire); }
 
-io_uring* calling_thread_ring(unsigned depth) {
+io_uring* calling_thread_ring() {
   if (!uring_usable()) return nullptr;
-  return ring_for(std::clamp<unsigned>(depth, 1, kMaxQueueDepth));
+  return ring_for();
 }
 
 int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, int res, Stats& stats) {
@@ -387,7 +386,7 @@ bool uring_usable() {
   });
   int d = g_detect.load(std::memory_order_relaxed);
   if (d == kUnusable) return false;
-  return ring_for(current_settings().queue_depth) != nullptr;
+  return ring_for() != nullptr;
 }
 
 namespace {
@@ -570,7 +569,7 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
     return out;
   }
   const unsigned qd = std::clamp<uint32_t>(settings.queue_depth, 1, kMaxQueueDepth);
-  io_uring* ring = ring_for(qd);
+  io_uring* ring = ring_for();
   ThreadRing& t = thread_ring();
   if (!ring || (bounce && !t.ensure_slots(qd, settings.chunk_size))) {
     // Not expected (the caller checked uring_usable; or no memory for the

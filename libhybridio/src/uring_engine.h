@@ -88,11 +88,11 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
                               bool bounce, const EngineSettings& settings, Stats& stats, bool fixed_file = false);
 
 // For a thread that keeps its own chunks in flight across requests (the
-// write-behind writer, write_behind.cc): the calling thread's ring with at
-// least `depth` entries, or nullptr when io_uring is unusable.  Only the
+// write-behind writer, write_behind.cc): the calling thread's ring, with
+// kMaxQueueDepth entries, or nullptr when io_uring is unusable.  Only the
 // calling thread may use it, and never with a parallel_direct() call of
 // its own in progress.
-io_uring* calling_thread_ring(unsigned depth);
+io_uring* calling_thread_ring();
 // Closes the calling thread's ring (nothing of it may be in flight): after
 // it refused to enter (ring_loop.h), the next use opens a fresh one.
 void discard_calling_thread_ring();

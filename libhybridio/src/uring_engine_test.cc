@@ -369,7 +369,7 @@ class ThreadRingSignals : public ::testing::TestWithParam<bool> {
       if (own_rc_ < 0) GTEST_SKIP() << "no descriptor-less ring on this kernel: " << strerror(-own_rc_);
       ring_ = &own_;
     } else {
-      ring_ = calling_thread_ring(32);
+      ring_ = calling_thread_ring();
       ASSERT_NE(ring_, nullptr);
     }
     zero_ = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);

@@ -269,7 +269,7 @@ class Pipeline {
     const EngineSettings e = engine_settings();
     depth_ = std::clamp<uint32_t>(e.queue_depth, 1, kMaxQueueDepth);
     chunk_ = e.chunk_size;
-    ring_ = e.uring ? calling_thread_ring(depth_) : nullptr;
+    ring_ = e.uring ? calling_thread_ring() : nullptr;
     loop_.reset(ring_);
     nfree_ = 0;
     for (uint32_t i = depth_; i-- > 0;) free_[nfree_++] = i;
