@@ -21,29 +21,15 @@ class Submitter {
   }
 
   bool request(RemoteRing* r, io_uring* ring) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!start()) return false;
     r->ring_ = ring;
-    r->next_ = nullptr;
-    r->busy_.store(true, std::memory_order_relaxed);
-    *tail_ = r;
-    tail_ = &r->next_;
-    if (sleeping_) work_.notify_one();
-    return true;
+    return enqueue(r);
   }
 
   int call(int (*fn)(void*), void* arg) {
     RemoteRing r;
     r.call_ = fn;
     r.call_arg_ = arg;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!start()) return -EAGAIN;
-      r.busy_.store(true, std::memory_order_relaxed);
-      *tail_ = &r;
-      tail_ = &r.next_;
-      if (sleeping_) work_.notify_one();
-    }
+    if (!enqueue(&r)) return -EAGAIN;
     wait_done(&r);
     return r.take_error();
   }
@@ -77,6 +63,18 @@ class Submitter {
     if (running_) return true;
     if (thread_.start("hybridio-sq", &Submitter::main, this) != 0) return false;
     running_ = true;
+    return true;
+  }
+
+  // Queues `r` for the thread; false when there is no thread.
+  bool enqueue(RemoteRing* r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!start()) return false;
+    r->next_ = nullptr;
+    r->busy_.store(true, std::memory_order_relaxed);
+    *tail_ = r;
+    tail_ = &r->next_;
+    if (sleeping_) work_.notify_one();
     return true;
   }
 
