@@ -572,45 +572,42 @@ TEST_F(FileLearning, ConcurrentReadStreamsDoNotExploreThroughTheCache) {
 }
 
 TEST_F(FileLearning, AStreamReadAloneExploresThroughTheCache) {
-  // The control for the test above: the same stream, with the cache's
-  // paths a little dearer than direct, in a process that has only ever
-  // read one stream at a time spends its credit on the cache.  A run's
-  // price is its time on the explored path, and each call earns 3 % of
-  // its own time on the path in use, so a 16 MiB run takes about
-  // 133 x (cache cost / direct cost) calls of 4 MiB to pay for: 156 at
-  // the ratio seeded here.  Seeded as absolute costs, direct reads
-  // measured at 0.17 ns/byte on this VM (the host caches the new file)
-  // moved the ratio to 2.1, and the run's price to 277 calls of the 192
-  // read; so the stream is read once first and the cache's paths priced
-  // at what direct reads cost here.
+  // The control for the test above: the same stream, with the same
+  // estimates, in a process that has only ever read one stream at a time
+  // spends its credit on the cache.  A run's price is its time on the
+  // explored path, and each call earns 3 % of its own time on the path in
+  // use: a 16 MiB run takes about 133 x (cache cost / direct cost) calls
+  // of 4 MiB to pay for, 156 at the costs seeded.  But the direct cost is
+  // measured as the stream goes, and here it came out at 0.11-0.19
+  // ns/byte (the host caches the new file), a ratio of 1.8-3.3: up to 440
+  // calls.  The stream is read again, alone each time, as a restore reads
+  // its file again; its credit waits for the next pass (a stream explores
+  // through the cache only at the file's end), so it must explore within
+  // three passes of 192 calls, enough for a ratio of 4.
   constexpr size_t kCall = 4 * M, kSize = 768 * M;
-  constexpr double kCacheOverDirect = 0.35 / 0.3;
+  constexpr int kPasses = 3;
   const std::vector<char> data = pattern(kSize, 29);
   hio_file* f = nullptr;
   ASSERT_NO_FATAL_FAILURE(write_cold_file(dir_.file("alone"), data, &f));
   ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, 0.3, 0.35, 0.35));
-  std::vector<char> back(kSize);
-  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
-  ASSERT_EQ(hio_close(f), 0);
-  const double direct_ns = learned_read_cost(dir_.path(), kCall, HIO_PATH_DIRECT);
-  ASSERT_GT(direct_ns, 0);
-
-  ASSERT_NO_FATAL_FAILURE(forget_learned(dir_.path()));
-  ASSERT_EQ(hio_open(dir_.file("alone").c_str(), O_RDONLY, 0, &f), 0);
-  posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
-  const double cache_ns = direct_ns * kCacheOverDirect;
-  ASSERT_NO_FATAL_FAILURE(seed_read_costs(hio_fd(f), kCall, direct_ns, cache_ns, cache_ns));
   hio_stats_reset();
-  std::fill(back.begin(), back.end(), 0);
-  ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+  std::vector<char> back(kSize);
+  uint64_t explored = 0;
+  int pass = 0;
+  while (explored == 0 && pass < kPasses) {
+    ++pass;
+    posix_fadvise(hio_fd(f), 0, 0, POSIX_FADV_DONTNEED);
+    std::fill(back.begin(), back.end(), 0);
+    ASSERT_NO_FATAL_FAILURE(read_in_calls(f, back, kCall));
+    ASSERT_TRUE(back == data) << "every byte as written, pass " << pass;
+    const hio_stats s = stats();
+    explored = s.learn_explored_buffered + s.learn_explored_dontcache;
+  }
   ASSERT_EQ(hio_close(f), 0);
-  EXPECT_TRUE(back == data);
   EXPECT_FALSE(ReadAhead::windows_overlapped());
-  const hio_stats s = stats();
-  EXPECT_GT(s.read_ahead_hits, 0u);
-  EXPECT_GT(s.learn_explored_buffered + s.learn_explored_dontcache, 0u)
-      << "runs through the cache, between windows; direct measured at " << direct_ns
-      << " ns/byte in the first pass, " << learned_read_cost(dir_.path(), kCall, HIO_PATH_DIRECT) << " in the second";
+  EXPECT_GT(stats().read_ahead_hits, 0u);
+  EXPECT_GT(explored, 0u) << "runs through the cache, between windows, in " << pass << " passes; direct measured at "
+                          << learned_read_cost(dir_.path(), kCall, HIO_PATH_DIRECT) << " ns/byte";
 }
 
 TEST_F(FileLearning, AnUncachedReadRunDoesNotMeasureWhatTheStreamsReadaheadCached) {
