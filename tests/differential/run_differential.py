@@ -65,6 +65,7 @@ def parse_args():
     p.add_argument("--shim", default=os.path.join(build, "lib", "libhybridio_preload.so"))
     p.add_argument("--exe", default=os.path.join(build, "bin", "hio_diff"))
     p.add_argument("--cases", default="*", help="comma list of names or globs")
+    p.add_argument("--skip", default="", help="comma list of names or globs left out of --cases")
     p.add_argument("--modes", default=",".join(MODES), help="comma list of " + ", ".join(MODES))
     p.add_argument("--all-modes", action="store_true", help="also run the cases of SUITE_MODES in every mode")
     p.add_argument("--ops", type=int, default=300, help="operations of the random case")
@@ -303,7 +304,9 @@ def main():
             return 1
     args.exe, args.shim = os.path.abspath(args.exe), os.path.abspath(args.shim)
     patterns = args.cases.split(",")
-    cases = [c for c in list_cases(args.exe) if any(fnmatch.fnmatchcase(c[0], p) for p in patterns)]
+    skipped = [p for p in args.skip.split(",") if p]
+    cases = [c for c in list_cases(args.exe) if any(fnmatch.fnmatchcase(c[0], p) for p in patterns)
+             and not any(fnmatch.fnmatchcase(c[0], p) for p in skipped)]
     if not cases:
         print("not ok - no case matches %r" % args.cases)
         return 1
