@@ -264,9 +264,10 @@ class File {
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
   ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
   LearnedFs* learned_fs_ = nullptr;          // this file's filesystem in the learner; nullptr: none
-  // Buffered [0] and uncached [1] bytes written since the last sync or
-  // close, by size class; [kSizeClasses]: those of requests not learned from.
-  std::atomic<uint64_t> unsynced_[2][kSizeClasses + 1]{};
+  // Bytes written since the last sync or close, per path (kFlushBuffered,
+  // kFlushUncached, kFlushDirect) and size class; [kSizeClasses]: those of
+  // requests not learned from.
+  std::atomic<uint64_t> unsynced_[kFlushPaths][kSizeClasses + 1]{};
   std::mutex run_mu_;                         // (after the filesystem's mu)
   ExploreRun runs_[2];                        // per direction: the exploration run under way, if any
   // A read exploration is due: the read-ahead window puts nothing new in

@@ -400,9 +400,12 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   LearnedFs* fs = learned_fs_;
   if (!fs) return;
   const int c = size_class(req.length);
-  if (req.op == HIO_OP_WRITE && d.path != HIO_PATH_DIRECT && done)
-    unsynced_[d.path == HIO_PATH_DONTCACHE][measure && c >= 0 ? c : kSizeClasses].fetch_add(
-        done, std::memory_order_relaxed);
+  if (req.op == HIO_OP_WRITE && done) {
+    const int path = d.path == HIO_PATH_DIRECT      ? kFlushDirect
+                     : d.path == HIO_PATH_DONTCACHE ? kFlushUncached
+                                                    : kFlushBuffered;
+    unsynced_[path][measure && c >= 0 ? c : kSizeClasses].fetch_add(done, std::memory_order_relaxed);
+  }
   if (req.op == HIO_OP_WRITE && (req.file_flags & HIO_FILE_EXPLORE) && done) {
     // Measured or not (a switch of path), an explored write's time beyond
     // its price is the exploration's (FsCosts::charge_overrun).
@@ -449,9 +452,9 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
 void File::charge_flush(uint64_t ns) {
   LearnedFs* fs = learned_fs_;
   if (!fs) return;
-  uint64_t written[2][kSizeClasses + 1];
+  uint64_t written[kFlushPaths][kSizeClasses + 1];
   uint64_t total = 0;
-  for (int p = 0; p < 2; ++p)
+  for (int p = 0; p < kFlushPaths; ++p)
     for (int c = 0; c <= kSizeClasses; ++c) total += written[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
   if (total == 0) return;
   bool moved;

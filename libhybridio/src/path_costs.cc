@@ -132,7 +132,7 @@ bool FsCosts::fold_sample(hio_op op, int c, hio_path path, uint64_t len, double 
 }
 
 bool FsCosts::add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns) {
-  if (c < 0 || c >= kSizeClasses || bytes == 0 || path == HIO_PATH_DIRECT || path >= HIO_PATH_COUNT) return false;
+  if (c < 0 || c >= kSizeClasses || bytes == 0 || path >= HIO_PATH_COUNT) return false;
   PathEstimate& e = est_[HIO_OP_WRITE][c][path];
   ++e.deferred_samples;
   fold(&e.deferred_ns_per_byte, &e.deferred_var, e.deferred_samples,
@@ -141,19 +141,38 @@ bool FsCosts::add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns) {
   return reconsider(HIO_OP_WRITE, c);
 }
 
-bool FsCosts::charge_flush(const uint64_t (&written)[2][kSizeClasses + 1], uint64_t ns) {
-  uint64_t total[2] = {0, 0};
-  for (int p = 0; p < 2; ++p)
+bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses + 1], uint64_t ns) {
+  uint64_t total[kFlushPaths] = {};
+  for (int p = 0; p < kFlushPaths; ++p)
     for (uint64_t bytes : written[p]) total[p] += bytes;
-  const int charged = total[0] ? 0 : 1;
+  const int charged = total[kFlushBuffered]   ? kFlushBuffered
+                      : total[kFlushUncached] ? kFlushUncached
+                                              : kFlushDirect;
   if (total[charged] == 0) return false;
-  const hio_path path = charged ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED;
+  static constexpr hio_path kPathOf[kFlushPaths] = {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT};
+  // What the direct bytes keep of a flush that writes back the cache's:
+  // what their estimate says per class, or else a share of the time.
+  double time = static_cast<double>(ns);
+  uint64_t sharing = total[charged];
+  if (charged != kFlushDirect) {
+    double owed = 0;
+    for (int c = 0; c <= kSizeClasses; ++c) {
+      const uint64_t bytes = written[kFlushDirect][c];
+      const PathEstimate* e = c < kSizeClasses ? &est_[HIO_OP_WRITE][c][HIO_PATH_DIRECT] : nullptr;
+      if (e && e->deferred_samples) {
+        owed += e->deferred_ns_per_byte * static_cast<double>(bytes);
+      } else {
+        sharing += bytes;
+      }
+    }
+    time = std::max(0.0, time - owed);
+  }
   bool moved = false;
   for (int c = 0; c < kSizeClasses; ++c) {
     const uint64_t bytes = written[charged][c];
     if (!bytes) continue;
-    const double share = static_cast<double>(ns) * static_cast<double>(bytes) / static_cast<double>(total[charged]);
-    moved |= add_deferred(path, c, bytes, static_cast<uint64_t>(share));
+    const double share = time * static_cast<double>(bytes) / static_cast<double>(sharing);
+    moved |= add_deferred(kPathOf[charged], c, bytes, static_cast<uint64_t>(share));
   }
   return moved;
 }

@@ -117,7 +117,7 @@ struct Device {
 struct Stream {
   FsCosts costs;
   Jitter jitter{0.0};
-  uint64_t bytes = 0, explored = 0, syncs_every = 64, unsynced[2][kSizeClasses + 1] = {};
+  uint64_t bytes = 0, explored = 0, syncs_every = 64, unsynced[kFlushPaths][kSizeClasses + 1] = {};
   uint64_t requests = 0, moves = 0;
   double time = 0, explored_time = 0;
   ExploreRun runs[2];
@@ -174,7 +174,12 @@ struct Stream {
       moves += costs.spend(&r, op, path, static_cast<uint64_t>(ns));
     // An explored write run through the cache: its batch ends with it.
     if (steady && target != HIO_PATH_COUNT && op == HIO_OP_WRITE) moves += costs.end_write_run(r, path);
-    if (op == HIO_OP_WRITE && path != HIO_PATH_DIRECT) unsynced[path == HIO_PATH_DONTCACHE][size_class(len)] += len;
+    if (op == HIO_OP_WRITE) {
+      const int flushed = path == HIO_PATH_DIRECT      ? kFlushDirect
+                          : path == HIO_PATH_DONTCACHE ? kFlushUncached
+                                                       : kFlushBuffered;
+      unsynced[flushed][size_class(len)] += len;
+    }
     if (op == HIO_OP_WRITE && ++requests % syncs_every == 0) sync(dev);
     return path;
   }
@@ -193,7 +198,7 @@ struct Stream {
   }
   void sync(const Device& dev) {
     uint64_t buffered = 0;
-    for (uint64_t n : unsynced[0]) buffered += n;
+    for (uint64_t n : unsynced[kFlushBuffered]) buffered += n;
     const double ns = dev.buffered_flush * static_cast<double>(buffered) * jitter.next();
     time += ns;
     moves += costs.charge_flush(unsynced, static_cast<uint64_t>(ns));
@@ -524,7 +529,7 @@ TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
 TEST(PathCosts, AFlushIsChargedToTheBytesItWritesBack) {
   FsCosts c;
   const int four_m = size_class(4 * M);
-  uint64_t both[2][kSizeClasses + 1] = {};
+  uint64_t both[kFlushPaths][kSizeClasses + 1] = {};
   both[0][four_m] = 4 * M;          // buffered: dirty until the flush
   both[1][four_m] = 12 * M;         // uncached: already under writeback
   both[0][kSizeClasses] = 4 * M;    // buffered bytes of requests not learned from
@@ -532,14 +537,69 @@ TEST(PathCosts, AFlushIsChargedToTheBytesItWritesBack) {
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 1e6 / M);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
-  uint64_t uncached_only[2][kSizeClasses + 1] = {};
+  uint64_t uncached_only[kFlushPaths][kSizeClasses + 1] = {};
   uncached_only[1][four_m] = 8 * M;
   c.charge_flush(uncached_only, 8000000);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1e6 / M);
-  const uint64_t nothing[2][kSizeClasses + 1] = {};
+  const uint64_t nothing[kFlushPaths][kSizeClasses + 1] = {};
   EXPECT_FALSE(c.charge_flush(nothing, 8000000));
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
+}
+
+TEST(PathCosts, AFlushAfterDirectWritesAloneIsTheirDeferredCost) {
+  FsCosts c;
+  const int four_m = size_class(4 * M);
+  for (int i = 0; i < 8; ++i) c.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 4 * M, 1 * M);  // 0.25 ns/byte
+  const double own = c.cost(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT);
+  uint64_t direct_only[kFlushPaths][kSizeClasses + 1] = {};
+  direct_only[kFlushDirect][four_m] = 1024 * M;
+  direct_only[kFlushDirect][kSizeClasses] = 1024 * M;  // not learned from: takes its share
+  c.charge_flush(direct_only, 1024 * M);               // 0.5 ns per byte of all 2 GiB
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT).deferred_samples, 1u);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT).deferred_ns_per_byte, 0.5);
+  EXPECT_DOUBLE_EQ(c.cost(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT), own + 0.5)
+      << "a direct write is durable at its flush";
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 0u);
+  EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
+}
+
+TEST(PathCosts, AFlushAfterADirectStreamIsNotChargedToTheRunThroughTheCacheInIt) {
+  // A stream of 4 MiB writes goes direct, one run of 16 MiB of it is
+  // explored uncached, then the program syncs: the flush's time is mostly
+  // what the direct bytes owe.
+  const int four_m = size_class(4 * M);
+  uint64_t mixed[kFlushPaths][kSizeClasses + 1] = {};
+  mixed[kFlushDirect][four_m] = 1200 * M;
+  mixed[kFlushUncached][four_m] = 16 * M;
+  // Direct's flush cost known (0.5 ns/byte): the uncached run keeps only
+  // what is left, 8 ms over 16 MiB.
+  FsCosts direct_known;
+  uint64_t direct_only[kFlushPaths][kSizeClasses + 1] = {};
+  direct_only[kFlushDirect][four_m] = 1024 * M;
+  direct_known.charge_flush(direct_only, 512 * M);
+  FsCosts known = direct_known;
+  known.charge_flush(mixed, 600 * M + 8000000);
+  EXPECT_NEAR(known.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 8e6 / (16 * M),
+              1e-9);
+  EXPECT_EQ(known.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT).deferred_samples, 1u)
+      << "a mixed flush does not measure direct";
+  // A flush faster than what direct owes leaves the run nothing, not less.
+  FsCosts fast = direct_known;
+  fast.charge_flush(mixed, 100 * M);
+  EXPECT_EQ(fast.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
+  EXPECT_EQ(fast.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 0.0);
+  // Not known yet: byte for byte, the run's share of the time.
+  FsCosts unknown;
+  unknown.charge_flush(mixed, 1216 * M);
+  EXPECT_DOUBLE_EQ(unknown.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1.0);
+  // Buffered bytes: the same split (they, not the uncached ones, take the rest).
+  mixed[kFlushBuffered][four_m] = 16 * M;
+  FsCosts with_buffered = direct_known;
+  with_buffered.charge_flush(mixed, 600 * M + 8000000);
+  EXPECT_NEAR(with_buffered.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte,
+              8e6 / (16 * M), 1e-9);
+  EXPECT_EQ(with_buffered.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
 }
 
 TEST(PathCosts, UncachedIsPreferredWhereItBeatsDirect) {
