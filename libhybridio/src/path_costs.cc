@@ -150,23 +150,23 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
                                               : kFlushDirect;
   if (total[charged] == 0) return false;
   static constexpr hio_path kPathOf[kFlushPaths] = {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT};
-  // What the direct bytes keep of a flush that writes back the cache's:
-  // what their estimate says per class, or else a share of the time.
-  double time = static_cast<double>(ns);
+  // What the other paths' bytes keep of the flush: what their estimates
+  // say they owe per class, or else a share of the time, byte for byte.
+  double owed = 0;
   uint64_t sharing = total[charged];
-  if (charged != kFlushDirect) {
-    double owed = 0;
+  for (int p = 0; p < kFlushPaths; ++p) {
+    if (p == charged) continue;
     for (int c = 0; c <= kSizeClasses; ++c) {
-      const uint64_t bytes = written[kFlushDirect][c];
-      const PathEstimate* e = c < kSizeClasses ? &est_[HIO_OP_WRITE][c][HIO_PATH_DIRECT] : nullptr;
+      const uint64_t bytes = written[p][c];
+      const PathEstimate* e = c < kSizeClasses ? &est_[HIO_OP_WRITE][c][kPathOf[p]] : nullptr;
       if (e && e->deferred_samples) {
         owed += e->deferred_ns_per_byte * static_cast<double>(bytes);
       } else {
         sharing += bytes;
       }
     }
-    time = std::max(0.0, time - owed);
   }
+  const double time = std::max(0.0, static_cast<double>(ns) - owed);
   bool moved = false;
   for (int c = 0; c < kSizeClasses; ++c) {
     const uint64_t bytes = written[charged][c];

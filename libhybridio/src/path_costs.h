@@ -332,19 +332,19 @@ class FsCosts {
   // and at kSizeClasses the bytes of requests not learned from (they take
   // their share of the time, which is charged to nobody).  The flush
   // writes back what buffered writes left dirty; uncached writes started
-  // their own writeback as they returned.  So its time goes to the
-  // buffered bytes when there are any, to the uncached bytes (what was
-  // still in flight) only when there are none.  Direct writes are on the
-  // device when they return, but not durable: the flush after them still
-  // commits what they allocated and empties the device's volatile cache: on
-  // the development VM 0.54-0.67 s after 1.2 GB written direct, longer than
-  // the calls took.  A flush after direct bytes alone is their deferred cost; in a
-  // flush after both, the direct bytes keep what their estimate says they
-  // owe (byte for byte a share of the time when they have none yet), and
-  // the rest goes to the cache's.  Otherwise the flush after a direct
-  // stream with one explored run through the cache charged that run the
-  // stream's whole flush: 16 MiB uncached charged 20 ns/byte, 100 times its
-  // call, and the class stayed direct.  True when a verdict moved.
+  // their own writeback as they returned, and direct ones are on the
+  // device.  So it is charged to the buffered bytes when there are any,
+  // else to the uncached ones (what was still in flight), else to the
+  // direct ones.  But no write is durable before its flush, which also
+  // commits what the writes allocated and empties the device's volatile
+  // cache: on the development VM the fsync after 1.2 GB written direct or
+  // uncached took 0.54-0.67 s, longer than the calls.  So the bytes of
+  // the other paths keep what their estimates say they owe (byte for byte
+  // a share of the time while they have none), and the charged path gets
+  // the rest.  Charged whole, the flush after a stream went to the one
+  // 16 MiB run explored off its path: 20-84 ns/byte, a hundred times the
+  // run's calls, and that path lost its class for good.  True when a
+  // verdict moved.
   bool charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses + 1], uint64_t ns);
 
   const PathEstimate& estimate(hio_op op, int c, hio_path path) const { return est_[op][c][path]; }

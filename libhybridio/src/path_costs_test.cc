@@ -530,18 +530,30 @@ TEST(PathCosts, AFlushIsChargedToTheBytesItWritesBack) {
   FsCosts c;
   const int four_m = size_class(4 * M);
   uint64_t both[kFlushPaths][kSizeClasses + 1] = {};
-  both[0][four_m] = 4 * M;          // buffered: dirty until the flush
-  both[1][four_m] = 12 * M;         // uncached: already under writeback
-  both[0][kSizeClasses] = 4 * M;    // buffered bytes of requests not learned from
+  both[kFlushBuffered][four_m] = 4 * M;        // dirty until the flush
+  both[kFlushUncached][four_m] = 12 * M;       // already under writeback
+  both[kFlushBuffered][kSizeClasses] = 4 * M;  // buffered bytes of requests not learned from
+  // The uncached bytes' flush is not known yet: they keep their share, byte
+  // for byte (12 of 20 MiB), and are not charged.
   c.charge_flush(both, 8000000);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
-  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 1e6 / M);
+  EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 0.4e6 / M);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
   uint64_t uncached_only[kFlushPaths][kSizeClasses + 1] = {};
-  uncached_only[1][four_m] = 8 * M;
+  uncached_only[kFlushUncached][four_m] = 8 * M;
   c.charge_flush(uncached_only, 8000000);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1e6 / M);
+  // Known now (1e6 ns per MiB): of the next such flush, the uncached bytes
+  // keep 12e6 ns and the buffered ones get the rest, 4e6 over 8 MiB.
+  FsCosts next = c;
+  next.charge_flush(both, 16000000);
+  EXPECT_EQ(next.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 2u);
+  EXPECT_EQ(next.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
+  FsCosts fresh;
+  fresh.charge_flush(uncached_only, 8000000);
+  fresh.charge_flush(both, 16000000);
+  EXPECT_DOUBLE_EQ(fresh.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 0.5e6 / M);
   const uint64_t nothing[kFlushPaths][kSizeClasses + 1] = {};
   EXPECT_FALSE(c.charge_flush(nothing, 8000000));
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
@@ -593,12 +605,13 @@ TEST(PathCosts, AFlushAfterADirectStreamIsNotChargedToTheRunThroughTheCacheInIt)
   FsCosts unknown;
   unknown.charge_flush(mixed, 1216 * M);
   EXPECT_DOUBLE_EQ(unknown.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1.0);
-  // Buffered bytes: the same split (they, not the uncached ones, take the rest).
+  // Buffered bytes: they, not the uncached ones, take the rest, and share
+  // it byte for byte with the uncached run, whose flush is not known.
   mixed[kFlushBuffered][four_m] = 16 * M;
   FsCosts with_buffered = direct_known;
   with_buffered.charge_flush(mixed, 600 * M + 8000000);
   EXPECT_NEAR(with_buffered.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte,
-              8e6 / (16 * M), 1e-9);
+              8e6 / (32 * M), 1e-9);
   EXPECT_EQ(with_buffered.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
 }
 
