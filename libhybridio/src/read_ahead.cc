@@ -14,6 +14,7 @@
 #include "buffer_pool.h"
 #include "checked_copy.h"
 #include "memory_headroom.h"
+#include "process_id.h"
 #include "read_lease.h"
 #include "ring_loop.h"
 #include "ring_submitter.h"
@@ -299,11 +300,11 @@ struct ReadAhead::Window {
 
 ReadAhead::~ReadAhead() {
   Window* w = window_.load(std::memory_order_acquire);
-  if (w && w->pid == getpid()) delete w;
+  if (w && w->pid == current_pid()) delete w;
 }
 
 ReadAhead::Window* ReadAhead::window() {
-  const pid_t me = getpid();
+  const pid_t me = current_pid();
   Window* w = window_.load(std::memory_order_acquire);
   if (w && w->pid == me) return w;
   Window* fresh = new (std::nothrow) Window(me);
@@ -326,7 +327,7 @@ ReadAhead::Window* ReadAhead::window() {
 
 uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats, const Refill* refill) {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return 0;  // no window yet (or the parent's)
+  if (!w || w->pid != current_pid()) return 0;  // no window yet (or the parent's)
   std::lock_guard<std::mutex> lock(w->mu);
   if (w->empty()) return 0;
   const uint64_t end = offset + len;
@@ -406,14 +407,14 @@ uint64_t ReadAhead::serve(char* buf, uint64_t len, uint64_t offset, Stats& stats
 
 bool ReadAhead::in_flight() {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return false;
+  if (!w || w->pid != current_pid()) return false;
   std::lock_guard<std::mutex> lock(w->mu);
   return w->in_flight > 0;
 }
 
 bool ReadAhead::busy() {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return false;
+  if (!w || w->pid != current_pid()) return false;
   std::lock_guard<std::mutex> lock(w->mu);
   return !w->empty();
 }
@@ -481,14 +482,14 @@ bool ReadAhead::pipeline_available(int fd) {
 
 void ReadAhead::invalidate() {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return;
+  if (!w || w->pid != current_pid()) return;
   std::lock_guard<std::mutex> lock(w->mu);
   w->lease.invalidate();
 }
 
 bool ReadAhead::forget_fd(int fd) {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return false;
+  if (!w || w->pid != current_pid()) return false;
   std::lock_guard<std::mutex> lock(w->mu);
   if (w->lease.fd() != fd) return false;
   w->clear();  // reads in flight hold the open file, not the number: nothing of them is lost
@@ -498,7 +499,7 @@ bool ReadAhead::forget_fd(int fd) {
 
 void ReadAhead::drop() {
   Window* w = window_.load(std::memory_order_acquire);
-  if (!w || w->pid != getpid()) return;
+  if (!w || w->pid != current_pid()) return;
   std::lock_guard<std::mutex> lock(w->mu);
   w->clear();
   w->drop_spares();
