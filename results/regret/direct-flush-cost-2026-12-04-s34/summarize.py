@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Summarizes ab.sh's runs: per cell and build, each policy's median GB/s, hybrid over the best
-fixed policy, and the path hybrid's bytes took (rules)."""
+"""Summarizes ab.sh's and ab_sequence.sh's runs in a directory (the argument; default: this
+one): per cell and build, each policy's median GB/s, hybrid over the best fixed policy, and the
+path hybrid's bytes took (rules)."""
 import glob
 import json
 import os
 import statistics
+import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 cells = {}
 for f in sorted(glob.glob(os.path.join(here, "[ps][ae][iq]*-*.json"))):
     pair, bs, build = os.path.basename(f)[:-5].split("-")
