@@ -401,10 +401,8 @@ void File::learn_from(const hio_request& req, const hio_decision& d, uint64_t do
   if (!fs) return;
   const int c = size_class(req.length);
   if (req.op == HIO_OP_WRITE && done) {
-    const int path = d.path == HIO_PATH_DIRECT      ? kFlushDirect
-                     : d.path == HIO_PATH_DONTCACHE ? kFlushUncached
-                                                    : kFlushBuffered;
-    unsynced_[path][measure && c >= 0 ? c : kSizeClasses].fetch_add(done, std::memory_order_relaxed);
+    const int at = measure && c >= 0 ? c : kSizeClasses;
+    unsynced_[flush_index(d.path)][at].fetch_add(done, std::memory_order_relaxed);
   }
   if (req.op == HIO_OP_WRITE && (req.file_flags & HIO_FILE_EXPLORE) && done) {
     // Measured or not (a switch of path), an explored write's time beyond

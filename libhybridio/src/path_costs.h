@@ -37,6 +37,11 @@ namespace hybridio {
 constexpr int kSizeClasses = 11;                     // 64K, 128K, ..., 32M, 64M and larger
 // The paths of the bytes a flush is charged to (FsCosts::charge_flush).
 constexpr int kFlushBuffered = 0, kFlushUncached = 1, kFlushDirect = 2, kFlushPaths = 3;
+constexpr int flush_index(hio_path path) {
+  return path == HIO_PATH_DIRECT      ? kFlushDirect
+         : path == HIO_PATH_DONTCACHE ? kFlushUncached
+                                      : kFlushBuffered;
+}
 constexpr uint64_t kSmallestClassBytes = 64 << 10;
 
 // CLOCK_MONOTONIC in nanoseconds (vDSO): the clock requests are timed with.
@@ -324,8 +329,8 @@ class FsCosts {
   // One request of `len` bytes that took `ns` on `path`.  True when a
   // verdict moved.
   bool add_sample(hio_op op, hio_path path, uint64_t len, uint64_t ns);
-  // A sync/close that took `ns`, charged to `bytes` written on `path`
-  // (buffered or uncached) in class `c` since the previous one.
+  // A sync/close that took `ns`, charged to `bytes` written on `path` in
+  // class `c` since the previous one.
   bool add_deferred(hio_path path, int c, uint64_t bytes, uint64_t ns);
   // A sync/close that took `ns` after `written` bytes since the previous
   // one: [kFlushBuffered], [kFlushUncached] and [kFlushDirect], per class,

@@ -174,12 +174,7 @@ struct Stream {
       moves += costs.spend(&r, op, path, static_cast<uint64_t>(ns));
     // An explored write run through the cache: its batch ends with it.
     if (steady && target != HIO_PATH_COUNT && op == HIO_OP_WRITE) moves += costs.end_write_run(r, path);
-    if (op == HIO_OP_WRITE) {
-      const int flushed = path == HIO_PATH_DIRECT      ? kFlushDirect
-                          : path == HIO_PATH_DONTCACHE ? kFlushUncached
-                                                       : kFlushBuffered;
-      unsynced[flushed][size_class(len)] += len;
-    }
+    if (op == HIO_OP_WRITE) unsynced[flush_index(path)][size_class(len)] += len;
     if (op == HIO_OP_WRITE && ++requests % syncs_every == 0) sync(dev);
     return path;
   }
