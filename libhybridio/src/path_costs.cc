@@ -145,15 +145,17 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
   uint64_t total[kFlushPaths] = {};
   for (int p = 0; p < kFlushPaths; ++p)
     for (uint64_t bytes : written[p]) total[p] += bytes;
-  const int charged = total[kFlushBuffered]   ? kFlushBuffered
-                      : total[kFlushUncached] ? kFlushUncached
-                                              : kFlushDirect;
+  // The path most of the bytes took (ties: buffered, then uncached).
+  int charged = kFlushBuffered;
+  for (int p = 1; p < kFlushPaths; ++p)
+    if (total[p] > total[charged]) charged = p;
   if (total[charged] == 0) return false;
   static constexpr hio_path kPathOf[kFlushPaths] = {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE, HIO_PATH_DIRECT};
   // What the other paths' bytes keep of the flush: what their estimates
   // say they owe per class, or else a share of the time, byte for byte.
   double owed = 0;
   uint64_t sharing = total[charged];
+  bool first_buffered[kSizeClasses] = {};
   for (int p = 0; p < kFlushPaths; ++p) {
     if (p == charged) continue;
     for (int c = 0; c <= kSizeClasses; ++c) {
@@ -163,16 +165,18 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
         owed += e->deferred_ns_per_byte * static_cast<double>(bytes);
       } else {
         sharing += bytes;
+        if (e && bytes && p == kFlushBuffered) first_buffered[c] = true;
       }
     }
   }
-  const double time = std::max(0.0, static_cast<double>(ns) - owed);
+  const double per_byte = std::max(0.0, static_cast<double>(ns) - owed) / static_cast<double>(sharing);
   bool moved = false;
   for (int c = 0; c < kSizeClasses; ++c) {
     const uint64_t bytes = written[charged][c];
-    if (!bytes) continue;
-    const double share = time * static_cast<double>(bytes) / static_cast<double>(sharing);
-    moved |= add_deferred(kPathOf[charged], c, bytes, static_cast<uint64_t>(share));
+    if (bytes) moved |= add_deferred(kPathOf[charged], c, bytes, static_cast<uint64_t>(per_byte * bytes));
+    const uint64_t run = written[kFlushBuffered][c];
+    if (first_buffered[c])
+      moved |= add_deferred(HIO_PATH_BUFFERED, c, run, static_cast<uint64_t>(per_byte * run));
   }
   return moved;
 }
