@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 
 #include "aligned_buffer.h"
+#include "process_id.h"
 
 namespace hybridio {
 namespace {
@@ -19,13 +21,25 @@ constexpr uintptr_t kPage = 4096;
 // (results/shim/checked-copy-distance-2026-12-03-s31/), 32-63 as fast as 0.
 constexpr uintptr_t kSlowDistance = 32;
 // The kernel's copy, on this process: bytes copied, stopping where the
-// caller's memory ends.
+// caller's memory ends.  The process is named by the cached id
+// (process_id.h), not a getpid() per copy.  In a child that shares the
+// parent's memory (vfork, clone(CLONE_VM) without CLONE_THREAD) the cached
+// id is the parent's: it names the same memory, but the kernel may refuse
+// it (Yama's ptrace scope) or not know it (a new pid namespace), so any
+// failure but EFAULT is asked again under the kernel's id.  (Such a child
+// may call only async-signal-safe functions, which the library's are not;
+// under the shim its calls go to libc, preload/shim.cc.)
 size_t kernel_copy(char* engine, char* user, size_t len, bool into_engine) {
+  pid_t self = current_pid();
   size_t done = 0;
   while (done < len) {
     iovec local{engine + done, len - done}, remote{user + done, len - done};
-    ssize_t n = into_engine ? process_vm_readv(getpid(), &local, 1, &remote, 1, 0)
-                            : process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+    ssize_t n = into_engine ? process_vm_readv(self, &local, 1, &remote, 1, 0)
+                            : process_vm_writev(self, &local, 1, &remote, 1, 0);
+    if (n < 0 && errno != EFAULT && self != getpid()) {
+      self = getpid();
+      continue;
+    }
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }

@@ -1,16 +1,23 @@
 // checked_copy_test.cc - the checked copy at every distance between its ends
-// (the direct and the bounced way), in both directions, and where the
-// caller's memory ends: unmapped, or not writable / not readable, in the
-// first piece or a later one.
+// (the direct and the bounced way), in both directions, where the caller's
+// memory ends (unmapped, or not writable / not readable, in the first piece
+// or a later one), and in a child sharing the memory whose cached process
+// id the kernel does not know.
 #include "checked_copy.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "process_id.h"
 
 namespace hybridio {
 namespace {
@@ -102,6 +109,44 @@ TEST(CheckedCopy, NothingWhenTheFirstPageIsMissing) {
   }
   user.data += kPage;
   user.len -= kPage;
+}
+
+// What the child of the next test copies, in the memory it shares.
+struct SharedCopy {
+  char user[2 * kPage];
+  char engine[2 * kPage];
+  char back[2 * kPage];
+  size_t copied[2];
+};
+
+int copy_in_child(void* arg) {
+  auto* c = static_cast<SharedCopy*>(arg);
+  c->copied[0] = copy_checked(c->engine, c->user, sizeof c->user, true);
+  c->copied[1] = copy_checked(c->engine, c->back, sizeof c->back, false);
+  return 0;
+}
+
+// A child made with CLONE_VM in a new pid namespace shares the cached id
+// (process_id.h), which names no process there: the copy must not fail.
+TEST(CheckedCopy, CopiesInAChildWhoseCachedIdTheKernelDoesNotKnow) {
+  ASSERT_GT(current_pid(), 1);  // cached now, and the child will see it
+  Pages stack(64);
+  auto* c = new SharedCopy();
+  fill(c->user, sizeof c->user, 9);
+  const int child = clone(copy_in_child, stack.data + stack.len, CLONE_VM | CLONE_NEWPID | SIGCHLD, c);
+  if (child < 0 && errno == EPERM) {
+    delete c;
+    GTEST_SKIP() << "clone(CLONE_NEWPID) needs CAP_SYS_ADMIN, which this test runs without";
+  }
+  ASSERT_GT(child, 0) << strerror(errno);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(c->copied[0], sizeof c->user);
+  EXPECT_EQ(memcmp(c->engine, c->user, sizeof c->user), 0);
+  EXPECT_EQ(c->copied[1], sizeof c->back);
+  EXPECT_EQ(memcmp(c->back, c->user, sizeof c->user), 0);
+  delete c;
 }
 
 }  // namespace
