@@ -524,6 +524,15 @@ TEST(PathCosts, BufferedWritesAreChargedTheirFlush) {
 // Flushes of streams: `[path][class]` bytes written since the last one.
 using Written = uint64_t[kFlushPaths][kSizeClasses + 1];
 
+// `costs` after a flush that took `ns` once `bytes` were written in class
+// `c` on one path alone (its flush slot): that path's flush is known then.
+FsCosts after_lone_flush(int slot, int c, uint64_t bytes, uint64_t ns, FsCosts costs = FsCosts()) {
+  Written lone = {};
+  lone[slot][c] = bytes;
+  costs.charge_flush(lone, ns);
+  return costs;
+}
+
 TEST(PathCosts, AFlushIsChargedToThePathMostOfItsBytesTook) {
   FsCosts c;
   const int four_m = size_class(4 * M);
@@ -537,9 +546,7 @@ TEST(PathCosts, AFlushIsChargedToThePathMostOfItsBytesTook) {
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 0.4e6 / M);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 0u);
-  Written uncached_only = {};
-  uncached_only[kFlushUncached][four_m] = 8 * M;
-  c.charge_flush(uncached_only, 8000000);
+  c = after_lone_flush(kFlushUncached, four_m, 8 * M, 8000000, c);
   EXPECT_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(c.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1e6 / M);
   // Known now (1e6 ns per MiB): of the next such flush, the uncached run
@@ -548,8 +555,7 @@ TEST(PathCosts, AFlushIsChargedToThePathMostOfItsBytesTook) {
   next.charge_flush(stream, 16000000);
   EXPECT_EQ(next.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_samples, 2u);
   EXPECT_EQ(next.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u);
-  FsCosts fresh;
-  fresh.charge_flush(uncached_only, 8000000);
+  FsCosts fresh = after_lone_flush(kFlushUncached, four_m, 8 * M, 8000000);
   fresh.charge_flush(stream, 16000000);
   EXPECT_DOUBLE_EQ(fresh.estimate(HIO_OP_WRITE, four_m, HIO_PATH_BUFFERED).deferred_ns_per_byte, 0.75e6 / M);
   const Written nothing = {};
@@ -559,18 +565,14 @@ TEST(PathCosts, AFlushIsChargedToThePathMostOfItsBytesTook) {
 
 TEST(PathCosts, AnUncachedStreamsFlushIsItsOwnNotItsBufferedRuns) {
   // 64 KiB writes above the dirty limit go uncached; 1 % of the bytes are
-  // explored through the cache.  The device is slower than the writer, so
-  // the flush at the end writes back gigabytes the uncached calls left in
-  // flight: it is the uncached stream's.
+  // explored through the cache.  The flush at the end is what the uncached
+  // stream left in flight (and the device's cache): it is the stream's.
   const int small = size_class(64 * K);
   Written stream = {};
   stream[kFlushUncached][small] = 99 * M;
   stream[kFlushBuffered][small] = 1 * M;
   // The buffered runs' flush known (1e6 ns per MiB): they keep 1e6 ns.
-  FsCosts known;
-  Written buffered_only = {};
-  buffered_only[kFlushBuffered][small] = 8 * M;
-  known.charge_flush(buffered_only, 8000000);
+  FsCosts known = after_lone_flush(kFlushBuffered, small, 8 * M, 8000000);
   known.charge_flush(stream, 100000000);
   EXPECT_EQ(known.estimate(HIO_OP_WRITE, small, HIO_PATH_DONTCACHE).deferred_samples, 1u);
   EXPECT_DOUBLE_EQ(known.estimate(HIO_OP_WRITE, small, HIO_PATH_DONTCACHE).deferred_ns_per_byte, 1e6 / M);
@@ -594,7 +596,7 @@ TEST(PathCosts, AFlushAfterDirectWritesAloneIsTheirDeferredCost) {
   const int four_m = size_class(4 * M);
   for (int i = 0; i < 8; ++i) c.add_sample(HIO_OP_WRITE, HIO_PATH_DIRECT, 4 * M, 1 * M);  // 0.25 ns/byte
   const double own = c.cost(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT);
-  uint64_t direct_only[kFlushPaths][kSizeClasses + 1] = {};
+  Written direct_only = {};
   direct_only[kFlushDirect][four_m] = 1024 * M;
   direct_only[kFlushDirect][kSizeClasses] = 1024 * M;  // not learned from: takes its share
   c.charge_flush(direct_only, 1024 * M);               // 0.5 ns per byte of all 2 GiB
@@ -616,10 +618,7 @@ TEST(PathCosts, AFlushAfterADirectStreamIsNotChargedToTheRunThroughTheCacheInIt)
   mixed[kFlushUncached][four_m] = 16 * M;
   // The uncached run's flush known (0.5e6 ns per MiB): it keeps 8e6 ns,
   // and the direct bytes get the rest.
-  FsCosts known;
-  Written uncached_only = {};
-  uncached_only[kFlushUncached][four_m] = 16 * M;
-  known.charge_flush(uncached_only, 8000000);
+  FsCosts known = after_lone_flush(kFlushUncached, four_m, 16 * M, 8000000);
   known.charge_flush(mixed, 600 * M + 8000000);
   EXPECT_NEAR(known.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DIRECT).deferred_ns_per_byte, 0.5, 1e-9);
   EXPECT_EQ(known.estimate(HIO_OP_WRITE, four_m, HIO_PATH_DONTCACHE).deferred_samples, 1u)
