@@ -155,7 +155,6 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
   // say they owe per class, or else a share of the time, byte for byte.
   double owed = 0;
   uint64_t sharing = total[charged];
-  bool first_buffered[kSizeClasses] = {};
   for (int p = 0; p < kFlushPaths; ++p) {
     if (p == charged) continue;
     for (int c = 0; c <= kSizeClasses; ++c) {
@@ -165,7 +164,6 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
         owed += e->deferred_ns_per_byte * static_cast<double>(bytes);
       } else {
         sharing += bytes;
-        if (e && bytes && p == kFlushBuffered) first_buffered[c] = true;
       }
     }
   }
@@ -174,8 +172,10 @@ bool FsCosts::charge_flush(const uint64_t (&written)[kFlushPaths][kSizeClasses +
   for (int c = 0; c < kSizeClasses; ++c) {
     const uint64_t bytes = written[charged][c];
     if (bytes) moved |= add_deferred(kPathOf[charged], c, bytes, static_cast<uint64_t>(per_byte * bytes));
+    // A buffered run off the stream's path with no flush yet keeps its
+    // share as its first one.
     const uint64_t run = written[kFlushBuffered][c];
-    if (first_buffered[c])
+    if (charged != kFlushBuffered && run && !est_[HIO_OP_WRITE][c][HIO_PATH_BUFFERED].deferred_samples)
       moved |= add_deferred(HIO_PATH_BUFFERED, c, run, static_cast<uint64_t>(per_byte * run));
   }
   return moved;
