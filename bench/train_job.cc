@@ -190,24 +190,31 @@ double epochs_gbps(const std::vector<EpochResult>& t, size_t from) {
 void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies, const std::vector<PolicyEpochs>& runs,
                        unsigned epochs, bool compute, const char* method) {
   fprintf(out, "\nper epoch, median [min-max] over the rounds; hit rate: share of the bytes in the page cache when\n"
-               "their read was issued (%s); AU: accelerator utilisation (compute / epoch time, first batch's wait left out)\n",
+               "their read was issued (%s); AU: accelerator utilisation (compute / epoch time, first batch's wait left out);\n"
+               "the library's routing of the epoch's bytes in the round of the median GB/s\n",
           method);
   fprintf(out, "%-10s %5s %21s %9s %7s %8s %8s %8s\n", "policy", "epoch", "GB/s median [min-max]", "hit rate", "AU",
           "buffered", "direct", "dontcache");
   for (size_t k = 0; k < policies.size(); ++k) {
     if (runs[k].empty()) continue;
     for (unsigned e = 0; e < epochs; ++e) {
-      std::vector<double> g, h, au, paths[HIO_PATH_COUNT];
+      std::vector<double> g, h, au;
+      std::vector<const EpochResult*> of_round;
       for (const auto& t : runs[k]) {
         if (e >= t.size()) continue;
         g.push_back(t[e].gbps());
         h.push_back(t[e].hit_rate());
         au.push_back(t[e].au());
-        double all = 0;
-        for (int p = 0; p < HIO_PATH_COUNT; ++p) all += static_cast<double>(t[e].path_bytes[p]);
-        for (int p = 0; p < HIO_PATH_COUNT; ++p) paths[p].push_back(all > 0 ? t[e].path_bytes[p] / all : 0);
+        of_round.push_back(&t[e]);
       }
       if (g.empty()) continue;
+      // The routing of the round whose GB/s is the median (lower middle), so that the shares add up.
+      std::sort(of_round.begin(), of_round.end(),
+                [](const EpochResult* a, const EpochResult* b) { return a->gbps() < b->gbps(); });
+      const EpochResult& mid = *of_round[(of_round.size() - 1) / 2];
+      double all = 0, share[HIO_PATH_COUNT];
+      for (int p = 0; p < HIO_PATH_COUNT; ++p) all += static_cast<double>(mid.path_bytes[p]);
+      for (int p = 0; p < HIO_PATH_COUNT; ++p) share[p] = all > 0 ? mid.path_bytes[p] / all : 0;
       char gb[64], aus[16];
       snprintf(gb, sizeof gb, "%.3f [%.3f-%.3f]", median(g), *std::min_element(g.begin(), g.end()),
                *std::max_element(g.begin(), g.end()));
@@ -216,8 +223,8 @@ void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies, const s
       else
         snprintf(aus, sizeof aus, "-");
       fprintf(out, "%-10s %5u %21s %8.1f%% %7s %7.0f%% %7.0f%% %8.0f%%\n", hio_mode_name(policies[k]), e + 1, gb,
-              100 * median(h), aus, 100 * median(paths[HIO_PATH_BUFFERED]), 100 * median(paths[HIO_PATH_DIRECT]),
-              100 * median(paths[HIO_PATH_DONTCACHE]));
+              100 * median(h), aus, 100 * share[HIO_PATH_BUFFERED], 100 * share[HIO_PATH_DIRECT],
+              100 * share[HIO_PATH_DONTCACHE]);
     }
   }
 }
@@ -415,8 +422,7 @@ int train_command(int argc, char** argv, const char* prog) {
       for (const std::string& p : paths) unlink(p.c_str());
     }
   } remove_files{d.paths};
-  fprintf(stderr, "%s: writing the dataset: %u files of %s (untimed, once)\n", prog, z.files,
-          internal::format_size(z.file_bytes).c_str());
+  fprintf(stderr, "%s: writing the dataset: %u files of %s (untimed, once)\n", prog, z.files, gib(z.file_bytes).c_str());
   const std::string why = write_train_dataset(d);
   if (!why.empty()) {
     fprintf(stderr, "%s: %s\n", prog, why.c_str());
@@ -493,8 +499,9 @@ int train_command(int argc, char** argv, const char* prog) {
            "dataset %s per epoch = %.2f x the memory budget (%s: %s); %u reader %s, batch %u, %u epoch%s,\n"
            "a new shuffled order every epoch (seed %llu, the same for every policy); compute %.0f ms per batch;\n"
            "%s; every variant cold (%s)%s; %s",
-           preset.name, z.files, z.files == 1 ? "" : "s", internal::format_size(z.file_bytes).c_str(),
-           z.samples_per_file, z.samples_per_file == 1 ? "" : "s", internal::format_size(z.sample_bytes).c_str(),
+           preset.name, z.files, z.files == 1 ? "" : "s", gib(z.file_bytes).c_str(), z.samples_per_file,
+           z.samples_per_file == 1 ? "" : "s",
+           (z.sample_bytes < (1 << 20) ? std::to_string(z.sample_bytes) + " B" : gib(z.sample_bytes)).c_str(),
            z.samples_per_file == 1 ? "one read of the whole file" : "one read per sample", gib(z.dataset).c_str(),
            x_budget, o.memory_limit ? "--memory-limit" : "MemAvailable", gib(z.budget).c_str(), z.readers,
            o.processes ? "processes" : "threads", z.batch, o.epochs, o.epochs == 1 ? "" : "s",
