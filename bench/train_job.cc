@@ -392,19 +392,9 @@ int train_command(int argc, char** argv, const char* prog) {
             o.directory.c_str(), gib(m.free_bytes).c_str());
     return 2;
   }
-  MemoryCgroup cgroup;
-  if (o.memory_limit) {
-    const std::string why = cgroup.enter(o.memory_limit);
-    if (!why.empty()) {
-      fprintf(stderr, "%s: --memory-limit=%s: %s\n", prog, internal::format_size(o.memory_limit).c_str(), why.c_str());
-      return 2;
-    }
-  }
-  ReaderBuffers buffers(z.readers, z.sample_bytes);
-  if (!buffers.ok()) {
-    fprintf(stderr, "%s: cannot allocate %u reader buffers of %s\n", prog, z.readers,
-            internal::format_size(z.sample_bytes).c_str());
-    return 1;
+  if (o.memory_limit && geteuid() != 0) {
+    fprintf(stderr, "%s: --memory-limit needs root (it makes a memory cgroup)\n", prog);
+    return 2;
   }
 
   TrainDataset d;
@@ -429,6 +419,25 @@ int train_command(int argc, char** argv, const char* prog) {
     return 1;
   }
   const HitMethod hit = probe_hit_method(d.paths[0]);
+  // The limit is entered after the dataset is written: the write is not
+  // measured, and buffered writes under a cgroup v1 limit on ext4 have
+  // livelocked this kernel once (docs/memory.md).  The reader buffers are
+  // the job's memory, charged to it.
+  MemoryCgroup cgroup;
+  if (o.memory_limit) {
+    const std::string refused = cgroup.enter(o.memory_limit);
+    if (!refused.empty()) {
+      fprintf(stderr, "%s: --memory-limit=%s: %s\n", prog, internal::format_size(o.memory_limit).c_str(),
+              refused.c_str());
+      return 2;
+    }
+  }
+  ReaderBuffers buffers(z.readers, z.sample_bytes);
+  if (!buffers.ok()) {
+    fprintf(stderr, "%s: cannot allocate %u reader buffers of %s\n", prog, z.readers,
+            internal::format_size(z.sample_bytes).c_str());
+    return 1;
+  }
 
   EpochPlan ep;
   ep.engine = find_engine("hybridio");
