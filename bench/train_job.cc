@@ -396,6 +396,15 @@ int train_command(int argc, char** argv, const char* prog) {
     fprintf(stderr, "%s: --memory-limit needs root (it makes a memory cgroup)\n", prog);
     return 2;
   }
+  // The reader buffers are shared memory charged to the cgroup and cannot be
+  // reclaimed without swap: past half the limit the page cache has no room.
+  const uint64_t buffer_bytes = static_cast<uint64_t>(z.readers) * ((z.sample_bytes + 4095) / 4096 * 4096);
+  if (o.memory_limit && buffer_bytes > o.memory_limit / 2) {
+    fprintf(stderr, "%s: the reader buffers (%u x %s) take more than half of --memory-limit=%s; use fewer --readers "
+                    "or a smaller --sample-size\n",
+            prog, z.readers, gib(z.sample_bytes).c_str(), internal::format_size(o.memory_limit).c_str());
+    return 2;
+  }
 
   TrainDataset d;
   d.sample_bytes = z.sample_bytes;
