@@ -508,7 +508,7 @@ int train_command(int argc, char** argv, const char* prog) {
   };
   const MeasureOutcome measured = measure_policies(plan, m, &report);
   if (report.cold == "fadvise")
-    for (auto& row : report.rows) row.notes.push_back("not root: only the dataset's pages dropped (fadvise)");
+    for (auto& row : report.rows) row.notes.push_back("only the dataset's pages dropped (fadvise: not root, or HYBRIDIO_BENCH_COLD=files)");
 
   const double x_budget = z.budget ? double(z.dataset) / double(z.budget) : 0;
   char title[1400];
