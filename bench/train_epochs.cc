@@ -99,7 +99,8 @@ class EpochMemory {
   Shared& shared() const { return *reinterpret_cast<Shared*>(base_); }
   ReaderSlot* slot(unsigned r) const { return reinterpret_cast<ReaderSlot*>(base_ + sizeof(Shared)) + r; }
   std::atomic<uint32_t>& ready(uint64_t b) const {
-    return reinterpret_cast<std::atomic<uint32_t>*>(base_ + sizeof(Shared) + readers_ * sizeof(ReaderSlot))[b];
+    return reinterpret_cast<std::atomic<uint32_t>*>(base_ + sizeof(Shared) +
+                                                    readers_ * sizeof(ReaderSlot))[b];
   }
 
  private:
@@ -112,7 +113,8 @@ class EpochMemory {
 // Page-cache residency of a file range, in bytes, by the method chosen.
 class Residency {
  public:
-  Residency(const TrainDataset& d, HitMethod m) : method_(m), page_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) {
+  Residency(const TrainDataset& d, HitMethod m)
+      : method_(m), page_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) {
     for (const std::string& p : d.paths) {
       fds_.push_back(open(p.c_str(), O_RDONLY | O_CLOEXEC));
       void* map = MAP_FAILED;
@@ -181,7 +183,8 @@ void read_batches(const EpochInputs& in, unsigned r) {
     sh.failed.store(1);
   };
   for (uint64_t b = r; b < in.batches && !sh.failed.load(std::memory_order_relaxed); b += p.readers) {
-    while (b >= sh.consumed.load(std::memory_order_acquire) + p.prefetch && !sh.failed.load(std::memory_order_relaxed))
+    while (b >= sh.consumed.load(std::memory_order_acquire) + p.prefetch &&
+           !sh.failed.load(std::memory_order_relaxed))
       sleep_us(50);
     const uint64_t first = b * p.batch, end = std::min<uint64_t>(first + p.batch, in.order->size());
     for (uint64_t s = first; s < end && !sh.failed.load(std::memory_order_relaxed); ++s) {
@@ -233,8 +236,10 @@ void cpu_times(double* usr, double* sys) {
   rusage self{}, children{};
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);  // reader processes, once reaped
-  *usr = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + children.ru_utime.tv_sec + children.ru_utime.tv_usec / 1e6;
-  *sys = self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6 + children.ru_stime.tv_sec + children.ru_stime.tv_usec / 1e6;
+  *usr = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + children.ru_utime.tv_sec +
+         children.ru_utime.tv_usec / 1e6;
+  *sys = self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6 + children.ru_stime.tv_sec +
+         children.ru_stime.tv_usec / 1e6;
 }
 
 }  // namespace
@@ -272,7 +277,9 @@ std::vector<uint32_t> epoch_order(uint64_t samples, uint64_t seed, unsigned epoc
   return order;
 }
 
-const char* hit_method_name(HitMethod m) { return m == HitMethod::kCachestat ? "cachestat" : "mincore"; }
+const char* hit_method_name(HitMethod m) {
+  return m == HitMethod::kCachestat ? "cachestat" : "mincore";
+}
 
 HitMethod probe_hit_method(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -297,11 +304,13 @@ ReaderBuffers::~ReaderBuffers() {
   if (base_) munmap(base_, len_);
 }
 
-RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig& cfg, std::vector<EpochResult>* epochs) {
+RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig& cfg,
+                      std::vector<EpochResult>* epochs) {
   RunOutcome out;
   epochs->clear();
   std::vector<std::unique_ptr<PatternBuffer>> checkers;  // const check() only: shared by every reader
-  for (size_t f = 0; f < d.paths.size(); ++f) checkers.push_back(std::make_unique<PatternBuffer>(64, 0, d.key(f)));
+  for (size_t f = 0; f < d.paths.size(); ++f)
+    checkers.push_back(std::make_unique<PatternBuffer>(64, 0, d.key(f)));
   const Residency residency(d, p.hit);
   const uint64_t batches = (d.samples() + p.batch - 1) / p.batch;
   const int64_t cached_before = page_cache_bytes();
@@ -416,7 +425,8 @@ RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig
     out.seconds += er.seconds;
     out.bytes[HIO_OP_READ] += er.bytes;
     out.ios[HIO_OP_READ] += er.samples;
-    if (out.error.empty() && er.samples != d.samples()) out.error = "an epoch read fewer samples than the dataset holds";
+    if (out.error.empty() && er.samples != d.samples())
+      out.error = "an epoch read fewer samples than the dataset holds";
     epochs->push_back(er);
   }
   cpu_times(&u1, &s1);

@@ -48,8 +48,8 @@ namespace hybridio::bench {
 // The sample files: what is on disk and the pattern each file holds.
 struct TrainDataset {
   std::vector<std::string> paths;
-  uint64_t sample_bytes = 0;       // one read
-  uint64_t stride = 0;             // sample k of a file starts at k x stride (a multiple of 64)
+  uint64_t sample_bytes = 0;  // one read
+  uint64_t stride = 0;        // sample k of a file starts at k x stride (a multiple of 64)
   unsigned samples_per_file = 1;
   uint64_t key_base = 0x7a1b0000d1a00000ULL;  // file f's pattern key: key_base + f
 
@@ -95,11 +95,11 @@ class ReaderBuffers {
 struct EpochPlan {
   const EngineOps* engine = nullptr;
   unsigned epochs = 1;
-  unsigned batch = 1;          // samples per batch (the last one may be short)
+  unsigned batch = 1;  // samples per batch (the last one may be short)
   unsigned readers = 1;
-  bool processes = false;      // readers are forked processes, not threads
-  unsigned prefetch = 2;       // batches the readers may be ahead of the accelerator
-  double compute_s = 0;        // per batch
+  bool processes = false;  // readers are forked processes, not threads
+  unsigned prefetch = 2;   // batches the readers may be ahead of the accelerator
+  double compute_s = 0;    // per batch
   uint64_t seed = 1;
   bool verify = true;
   HitMethod hit = HitMethod::kCachestat;
@@ -111,7 +111,7 @@ struct EpochResult {
   double first_batch_wait_s = 0;  // epoch start to the first batch ready
   double compute_s = 0;           // batches x compute per batch
   uint64_t bytes = 0, samples = 0, verified_bytes = 0;
-  double cached_bytes = 0;        // bytes that were in the page cache when their read was issued
+  double cached_bytes = 0;                   // bytes that were in the page cache when their read was issued
   uint64_t path_bytes[HIO_PATH_COUNT] = {};  // the library's routing of the epoch's reads
   double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
   double hit_rate() const { return bytes ? cached_bytes / bytes : 0; }

@@ -52,25 +52,39 @@ const std::vector<OptionSpec<TrainOptions>>& train_option_table() {
   using O = TrainOptions;
   static const std::vector<OptionSpec<O>> table = {
       {"dir", "DIR", "directory for the sample files",
-       [](O& o, const std::string& v) { o.directory = v; return !v.empty(); },
-       [](const O& o) { return OptValue::str(o.directory); }},
-      {"preset", "MODEL", "unet3d|resnet50 (MLPerf Storage training: sample size, samples per file, batch, readers)",
-       [](O& o, const std::string& v) { o.preset = v; return find_train_preset(v) != nullptr; },
-       [](const O& o) { return OptValue::str(o.preset); }},
-      {"sample-size", "SIZE", "bytes per sample instead of the preset's (then one sample per file unless --samples-per-file)",
        [](O& o, const std::string& v) {
-         return internal::parse_size(v, &o.sample_size) && o.sample_size >= 4096 && o.sample_size <= (1ULL << 30);
+         o.directory = v;
+         return !v.empty();
        },
-       [](const O& o) { return o.sample_size ? OptValue::size(static_cast<double>(o.sample_size)) : OptValue::str("preset"); }},
+       [](const O& o) { return OptValue::str(o.directory); }},
+      {"preset", "MODEL",
+       "unet3d|resnet50 (MLPerf Storage training: sample size, samples per file, batch, readers)",
+       [](O& o, const std::string& v) {
+         o.preset = v;
+         return find_train_preset(v) != nullptr;
+       },
+       [](const O& o) { return OptValue::str(o.preset); }},
+      {"sample-size", "SIZE",
+       "bytes per sample instead of the preset's (then one sample per file unless --samples-per-file)",
+       [](O& o, const std::string& v) {
+         return internal::parse_size(v, &o.sample_size) && o.sample_size >= 4096 &&
+                o.sample_size <= (1ULL << 30);
+       },
+       [](const O& o) {
+         return o.sample_size ? OptValue::size(static_cast<double>(o.sample_size)) : OptValue::str("preset");
+       }},
       {"samples-per-file", "N", "samples (records) per file, 1-100000; 0: the preset's",
        [](O& o, const std::string& v) { return parse_count(v, 0, 100000, &o.samples_per_file); },
        [](const O& o) { return OptValue::num(o.samples_per_file); }},
-      {"dataset", "SIZE", "bytes read per epoch (whole files); auto: a quarter of the memory budget, at most 2G",
+      {"dataset", "SIZE",
+       "bytes read per epoch (whole files); auto: a quarter of the memory budget, at most 2G",
        [](O& o, const std::string& v) {
          if (v == "auto") return o.dataset = 0, true;
          return internal::parse_size(v, &o.dataset) && o.dataset >= 4096;
        },
-       [](const O& o) { return o.dataset ? OptValue::size(static_cast<double>(o.dataset)) : OptValue::str("auto"); }},
+       [](const O& o) {
+         return o.dataset ? OptValue::size(static_cast<double>(o.dataset)) : OptValue::str("auto");
+       }},
       {"dataset-x-budget", "K",
        "the dataset as K times the memory budget (--memory-limit, else MemAvailable), 0.01-64",
        [](O& o, const std::string& v) { return parse_double(v, 0.01, 64, &o.dataset_x_budget); },
@@ -90,7 +104,9 @@ const std::vector<OptionSpec<TrainOptions>>& train_option_table() {
       {"batch", "B", "samples per batch, 1-100000; 0: the preset's",
        [](O& o, const std::string& v) { return parse_count(v, 0, 100000, &o.batch); },
        [](const O& o) { return OptValue::num(o.batch); }},
-      {"compute", "MS", "accelerator time per batch in milliseconds (a sleep), 0-100000, or preset (its H100 computation_time)",
+      {"compute", "MS",
+       "accelerator time per batch in milliseconds (a sleep), 0-100000, or preset (its H100 "
+       "computation_time)",
        [](O& o, const std::string& v) {
          if (v == "preset") return o.compute_ms = -1, true;
          return parse_double(v, 0, 100000, &o.compute_ms);
@@ -99,7 +115,9 @@ const std::vector<OptionSpec<TrainOptions>>& train_option_table() {
       {"memory-limit", "SIZE",
        "run inside a memory cgroup of SIZE (root); it is then the memory budget; the report adds limit hits, "
        "memory stalls and OOM kills",
-       [](O& o, const std::string& v) { return internal::parse_size(v, &o.memory_limit) && o.memory_limit >= (64 << 20); },
+       [](O& o, const std::string& v) {
+         return internal::parse_size(v, &o.memory_limit) && o.memory_limit >= (64 << 20);
+       },
        [](const O& o) { return OptValue::size(static_cast<double>(o.memory_limit)); }},
       {"policy", "LIST", "comma-separated policies, or all",
        [](O& o, const std::string& v) { return parse_policy_list(v, &o.policies); },
@@ -115,12 +133,16 @@ const std::vector<OptionSpec<TrainOptions>>& train_option_table() {
        },
        [](const O& o) { return OptValue::num(static_cast<double>(o.seed)); }},
       {"json", "FILE", "also write the results as JSON (schema hybridio-bench/1), '-' for stdout",
-       [](O& o, const std::string& v) { o.json_path = v; return !v.empty(); },
+       [](O& o, const std::string& v) {
+         o.json_path = v;
+         return !v.empty();
+       },
        [](const O& o) { return OptValue::str(o.json_path); }},
       {"no-drop-caches", nullptr, "start every variant without dropping cached pages first",
        [](O& o, const std::string& v) { return parse_flag_into(v, &o.drop_caches, true); },
        [](const O& o) { return OptValue::yes(!o.drop_caches); }},
-      {"no-warm-up", nullptr, "skip the untimed page-cache memory warm-up before every variant (see docs/bench.md)",
+      {"no-warm-up", nullptr,
+       "skip the untimed page-cache memory warm-up before every variant (see docs/bench.md)",
        [](O& o, const std::string& v) { return parse_flag_into(v, &o.warm_up, true); },
        [](const O& o) { return OptValue::yes(!o.warm_up); }},
       {"no-verify", nullptr, "do not check the bytes of every read",
@@ -144,8 +166,9 @@ void usage(FILE* out, const char* prog) {
   print_option_help(out, train_option_table(), TrainOptions{});
   fprintf(out, "\npresets (MLPerf Storage training, H100 configuration):\n");
   for (const TrainPreset& p : train_presets())
-    fprintf(out, "  %-9s %-28s %9.1f KiB x %4u per file, batch %u, %u readers, %.0f ms per batch\n", p.name, p.label,
-            p.sample_bytes / 1024.0, p.samples_per_file, p.batch, p.read_threads, 1000 * p.computation_time_s);
+    fprintf(out, "  %-9s %-28s %9.1f KiB x %4u per file, batch %u, %u readers, %.0f ms per batch\n", p.name,
+            p.label, p.sample_bytes / 1024.0, p.samples_per_file, p.batch, p.read_threads,
+            1000 * p.computation_time_s);
   fprintf(out, "\nExit status: 0 measured, 1 a run failed (an I/O error, a wrong byte), 2 bad usage.\n");
 }
 
@@ -187,14 +210,18 @@ double epochs_gbps(const std::vector<EpochResult>& t, size_t from) {
   return s > 0 ? b / s / 1e9 : 0;
 }
 
-void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies, const std::vector<PolicyEpochs>& runs,
-                       unsigned epochs, bool compute, const char* method) {
-  fprintf(out, "\nper epoch, median [min-max] over the rounds; hit rate: share of the bytes in the page cache when\n"
-               "their read was issued (%s); AU: accelerator utilisation (compute / epoch time, first batch's wait left out);\n"
-               "the library's routing of the epoch's bytes in the round of the median GB/s\n",
-          method);
-  fprintf(out, "%-10s %5s %21s %9s %7s %8s %8s %8s\n", "policy", "epoch", "GB/s median [min-max]", "hit rate", "AU",
-          "buffered", "direct", "dontcache");
+void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies,
+                       const std::vector<PolicyEpochs>& runs, unsigned epochs, bool compute,
+                       const char* method) {
+  fprintf(
+      out,
+      "\nper epoch, median [min-max] over the rounds; hit rate: share of the bytes in the page cache when\n"
+      "their read was issued (%s); AU: accelerator utilisation (compute / epoch time, first batch's wait "
+      "left out);\n"
+      "the library's routing of the epoch's bytes in the round of the median GB/s\n",
+      method);
+  fprintf(out, "%-10s %5s %21s %9s %7s %8s %8s %8s\n", "policy", "epoch", "GB/s median [min-max]", "hit rate",
+          "AU", "buffered", "direct", "dontcache");
   for (size_t k = 0; k < policies.size(); ++k) {
     if (runs[k].empty()) continue;
     for (unsigned e = 0; e < epochs; ++e) {
@@ -222,8 +249,8 @@ void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies, const s
         snprintf(aus, sizeof aus, "%.1f%%", 100 * median(au));
       else
         snprintf(aus, sizeof aus, "-");
-      fprintf(out, "%-10s %5u %21s %8.1f%% %7s %7.0f%% %7.0f%% %8.0f%%\n", hio_mode_name(policies[k]), e + 1, gb,
-              100 * median(h), aus, 100 * share[HIO_PATH_BUFFERED], 100 * share[HIO_PATH_DIRECT],
+      fprintf(out, "%-10s %5u %21s %8.1f%% %7s %7.0f%% %7.0f%% %8.0f%%\n", hio_mode_name(policies[k]), e + 1,
+              gb, 100 * median(h), aus, 100 * share[HIO_PATH_BUFFERED], 100 * share[HIO_PATH_DIRECT],
               100 * share[HIO_PATH_DONTCACHE]);
     }
   }
@@ -231,8 +258,8 @@ void print_epoch_table(FILE* out, const std::vector<hio_mode>& policies, const s
 
 // Hybrid against the fixed policies: epoch 1 against the best of them,
 // epochs 2+ against buffered (the page cache's re-use), by medians.
-void print_train_headline(FILE* out, const std::vector<hio_mode>& policies, const std::vector<PolicyEpochs>& runs,
-                          unsigned epochs) {
+void print_train_headline(FILE* out, const std::vector<hio_mode>& policies,
+                          const std::vector<PolicyEpochs>& runs, unsigned epochs) {
   double hybrid1 = 0, hybrid2 = 0, best1 = 0, buffered2 = 0, best2 = 0;
   hio_mode best1_mode = HIO_MODE_BUFFERED, best2_mode = HIO_MODE_BUFFERED;
   for (size_t k = 0; k < policies.size(); ++k) {
@@ -260,8 +287,8 @@ void print_train_headline(FILE* out, const std::vector<hio_mode>& policies, cons
     snprintf(later, sizeof later, epochs == 2 ? "epoch 2" : "epochs 2-%u", epochs);
     if (buffered2 > 0 && best2_mode != HIO_MODE_BUFFERED)
       snprintf(vs_buffered, sizeof vs_buffered, ", vs buffered: x%.2f", hybrid2 / buffered2);
-    fprintf(out, "hybrid %s vs the best fixed policy: x%.2f (best: %s, %.2f GB/s)%s\n", later, hybrid2 / best2,
-            hio_mode_name(best2_mode), best2, vs_buffered);
+    fprintf(out, "hybrid %s vs the best fixed policy: x%.2f (best: %s, %.2f GB/s)%s\n", later,
+            hybrid2 / best2, hio_mode_name(best2_mode), best2, vs_buffered);
   }
 }
 
@@ -322,13 +349,15 @@ bool size_train_run(const TrainOptions& o, uint64_t mem_available, TrainSizing* 
     double target = static_cast<double>(o.dataset);
     if (o.dataset_x_budget > 0) {
       if (!s->budget) {
-        *error = "--dataset-x-budget: the memory budget is unknown here (no MemAvailable); give --memory-limit";
+        *error =
+            "--dataset-x-budget: the memory budget is unknown here (no MemAvailable); give --memory-limit";
         return false;
       }
       target = o.dataset_x_budget * static_cast<double>(s->budget);
     }
-    if (!given) target = static_cast<double>(std::min<uint64_t>(s->budget ? s->budget / 4 : kTrainAutoDatasetMax,
-                                                                kTrainAutoDatasetMax));
+    if (!given)
+      target = static_cast<double>(
+          std::min<uint64_t>(s->budget ? s->budget / 4 : kTrainAutoDatasetMax, kTrainAutoDatasetMax));
     const double per_file = static_cast<double>(s->sample_bytes) * s->samples_per_file;
     const double n = std::round(target / per_file);
     if (n < 1) {
@@ -338,7 +367,8 @@ bool size_train_run(const TrainOptions& o, uint64_t mem_available, TrainSizing* 
       return false;
     }
     if (n > 1000000) {
-      *error = "the dataset would need more than 1000000 files; use a larger --sample-size or --samples-per-file";
+      *error =
+          "the dataset would need more than 1000000 files; use a larger --sample-size or --samples-per-file";
       return false;
     }
     s->files = static_cast<unsigned>(n);
@@ -356,7 +386,9 @@ int parse_train_options(int argc, char** argv, TrainOptions* o, std::string* err
   return parse_command_line(train_option_table(), argc, argv, o, nullptr, error);
 }
 
-std::vector<OptionDoc> train_option_docs() { return describe_options(train_option_table(), TrainOptions{}); }
+std::vector<OptionDoc> train_option_docs() {
+  return describe_options(train_option_table(), TrainOptions{});
+}
 
 int train_command(int argc, char** argv, const char* prog) {
   TrainOptions o;
@@ -400,8 +432,9 @@ int train_command(int argc, char** argv, const char* prog) {
   // reclaimed without swap: past half the limit the page cache has no room.
   const uint64_t buffer_bytes = static_cast<uint64_t>(z.readers) * ((z.sample_bytes + 4095) / 4096 * 4096);
   if (o.memory_limit && buffer_bytes > o.memory_limit / 2) {
-    fprintf(stderr, "%s: the reader buffers (%u x %s) take more than half of --memory-limit=%s; use fewer --readers "
-                    "or a smaller --sample-size\n",
+    fprintf(stderr,
+            "%s: the reader buffers (%u x %s) take more than half of --memory-limit=%s; use fewer --readers "
+            "or a smaller --sample-size\n",
             prog, z.readers, gib(z.sample_bytes).c_str(), internal::format_size(o.memory_limit).c_str());
     return 2;
   }
@@ -421,7 +454,8 @@ int train_command(int argc, char** argv, const char* prog) {
       for (const std::string& p : paths) unlink(p.c_str());
     }
   } remove_files{d.paths};
-  fprintf(stderr, "%s: writing the dataset: %u files of %s (untimed, once)\n", prog, z.files, gib(z.file_bytes).c_str());
+  fprintf(stderr, "%s: writing the dataset: %u files of %s (untimed, once)\n", prog, z.files,
+          gib(z.file_bytes).c_str());
   const std::string why = write_train_dataset(d);
   if (!why.empty()) {
     fprintf(stderr, "%s: %s\n", prog, why.c_str());
@@ -489,7 +523,8 @@ int train_command(int argc, char** argv, const char* prog) {
   plan.bytes_per_trial = z.dataset * o.epochs;
   std::vector<PolicyEpochs> runs(o.policies.size());
   plan.make_trial = [&](hio_mode mode, unsigned) {
-    const size_t k = static_cast<size_t>(std::find(o.policies.begin(), o.policies.end(), mode) - o.policies.begin());
+    const size_t k =
+        static_cast<size_t>(std::find(o.policies.begin(), o.policies.end(), mode) - o.policies.begin());
     Phase ph;
     ph.label = std::string(hio_mode_name(mode)) + " epochs";
     ph.cold = true;
@@ -508,26 +543,31 @@ int train_command(int argc, char** argv, const char* prog) {
   };
   const MeasureOutcome measured = measure_policies(plan, m, &report);
   if (report.cold == "fadvise")
-    for (auto& row : report.rows) row.notes.push_back("only the dataset's pages dropped (fadvise: not root, or HYBRIDIO_BENCH_COLD=files)");
+    for (auto& row : report.rows)
+      row.notes.push_back(
+          "only the dataset's pages dropped (fadvise: not root, or HYBRIDIO_BENCH_COLD=files)");
 
   const double x_budget = z.budget ? double(z.dataset) / double(z.budget) : 0;
   char title[1400];
-  snprintf(title, sizeof title,
-           "Training, %s-like (MLPerf Storage/DLIO): %u file%s x %s, %u sample%s of %s per file (%s);\n"
-           "dataset %s per epoch = %.2f x the memory budget (%s: %s); %u reader %s, batch %u, %u epoch%s,\n"
-           "a new shuffled order every epoch (seed %llu, the same for every policy); compute %.0f ms per batch;\n"
-           "%s; every variant cold (%s)%s; %s",
-           preset.name, z.files, z.files == 1 ? "" : "s", gib(z.file_bytes).c_str(), z.samples_per_file,
-           z.samples_per_file == 1 ? "" : "s",
-           (z.sample_bytes < (1 << 20) ? std::to_string(z.sample_bytes) + " B" : gib(z.sample_bytes)).c_str(),
-           z.samples_per_file == 1 ? "one read of the whole file" : "one read per sample", gib(z.dataset).c_str(),
-           x_budget, o.memory_limit ? "--memory-limit" : "MemAvailable", gib(z.budget).c_str(), z.readers,
-           o.processes ? "processes" : "threads", z.batch, o.epochs, o.epochs == 1 ? "" : "s",
-           static_cast<unsigned long long>(o.seed), 1000 * z.compute_s,
-           o.verify ? "every byte read checked" : "bytes not checked (--no-verify)",
-           o.drop_caches ? report.cold.c_str() : "no drop: --no-drop-caches",
-           o.warm_up && measured.warm_up_error.empty() ? ", the same page-cache memory state (warm-up)" : ", no warm-up",
-           o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs, interleaved").c_str() : "one run");
+  snprintf(
+      title, sizeof title,
+      "Training, %s-like (MLPerf Storage/DLIO): %u file%s x %s, %u sample%s of %s per file (%s);\n"
+      "dataset %s per epoch = %.2f x the memory budget (%s: %s); %u reader %s, batch %u, %u epoch%s,\n"
+      "a new shuffled order every epoch (seed %llu, the same for every policy); compute %.0f ms per batch;\n"
+      "%s; every variant cold (%s)%s; %s",
+      preset.name, z.files, z.files == 1 ? "" : "s", gib(z.file_bytes).c_str(), z.samples_per_file,
+      z.samples_per_file == 1 ? "" : "s",
+      (z.sample_bytes < (1 << 20) ? std::to_string(z.sample_bytes) + " B" : gib(z.sample_bytes)).c_str(),
+      z.samples_per_file == 1 ? "one read of the whole file" : "one read per sample", gib(z.dataset).c_str(),
+      x_budget, o.memory_limit ? "--memory-limit" : "MemAvailable", gib(z.budget).c_str(), z.readers,
+      o.processes ? "processes" : "threads", z.batch, o.epochs, o.epochs == 1 ? "" : "s",
+      static_cast<unsigned long long>(o.seed), 1000 * z.compute_s,
+      o.verify ? "every byte read checked" : "bytes not checked (--no-verify)",
+      o.drop_caches ? report.cold.c_str() : "no drop: --no-drop-caches",
+      o.warm_up && measured.warm_up_error.empty() ? ", the same page-cache memory state (warm-up)"
+                                                  : ", no warm-up",
+      o.repeat > 1 ? ("median [min-max] of " + std::to_string(o.repeat) + " runs, interleaved").c_str()
+                   : "one run");
   FILE* out = o.json_path == "-" ? stderr : stdout;  // JSON alone on its stream
   print_table(out, report, [&](const std::string&) { return std::string(title); });
   fprintf(out, "GB/s: every epoch's bytes over their time (compute included); latency: one sample's read.\n");
@@ -535,21 +575,23 @@ int train_command(int argc, char** argv, const char* prog) {
   print_train_headline(out, o.policies, runs, o.epochs);
   for (size_t k = 0; k < o.policies.size(); ++k) {
     const ResultRow& row = report.rows[measured.first_row + k];
-    if (o.policies[k] != HIO_MODE_HYBRID || row.runs.empty() || row.run_stats.size() != row.runs.size()) continue;
+    if (o.policies[k] != HIO_MODE_HYBRID || row.runs.empty() || row.run_stats.size() != row.runs.size())
+      continue;
     hio_policy_config cfg;
     hio_policy_get(&cfg);
     const std::string why_hybrid = explain_decisions(row.run_stats[median_run(row)], HIO_OP_READ, cfg);
     if (!why_hybrid.empty()) fprintf(out, "why hybrid read so: %s\n", why_hybrid.c_str());
   }
   if (cgroup.active()) {
-    fprintf(out, "\nunder a memory limit of %s (%s), median run:\n", internal::format_size(o.memory_limit).c_str(),
-            cgroup.describe().c_str());
+    fprintf(out, "\nunder a memory limit of %s (%s), median run:\n",
+            internal::format_size(o.memory_limit).c_str(), cgroup.describe().c_str());
     fprintf(out, "%-10s %12s %14s %10s\n", "policy", "limit hits", "memory stall", "OOM kills");
     for (const ResultRow& row : report.rows) {
       if (row.runs.empty()) continue;
       const RunSample& s = row.runs[median_run(row)];
-      fprintf(out, "%-10s %12llu %12.2f s %10llu\n", row.policy.c_str(), static_cast<unsigned long long>(s.memory.limit_hits),
-              s.memory.stall_s, static_cast<unsigned long long>(s.memory.oom_kills));
+      fprintf(out, "%-10s %12llu %12.2f s %10llu\n", row.policy.c_str(),
+              static_cast<unsigned long long>(s.memory.limit_hits), s.memory.stall_s,
+              static_cast<unsigned long long>(s.memory.oom_kills));
     }
   }
 

@@ -44,11 +44,11 @@ struct TrainOptions {
   uint64_t dataset = 0;           // bytes; 0: from --dataset-x-budget, --files or auto
   double dataset_x_budget = 0;    // the dataset as a multiple of the memory budget
   unsigned files = 0;
-  unsigned readers = 0;           // 0: the preset's read threads
+  unsigned readers = 0;  // 0: the preset's read threads
   bool processes = false;
   unsigned epochs = 3;
-  unsigned batch = 0;             // 0: the preset's
-  double compute_ms = 0;          // per batch; < 0: the preset's
+  unsigned batch = 0;     // 0: the preset's
+  double compute_ms = 0;  // per batch; < 0: the preset's
   uint64_t memory_limit = 0;
   std::vector<hio_mode> policies = {HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE, HIO_MODE_HYBRID};
   unsigned repeat = 3;
@@ -64,8 +64,8 @@ struct TrainSizing {
   uint64_t sample_bytes = 0, stride = 0;  // stride: sample_bytes rounded up to 64
   unsigned samples_per_file = 1;
   unsigned files = 0;
-  uint64_t budget = 0;        // --memory-limit, else MemAvailable
-  uint64_t dataset = 0;       // files x samples x sample_bytes (read per epoch)
+  uint64_t budget = 0;   // --memory-limit, else MemAvailable
+  uint64_t dataset = 0;  // files x samples x sample_bytes (read per epoch)
   uint64_t file_bytes = 0;
   unsigned readers = 0, batch = 0;
   double compute_s = 0;

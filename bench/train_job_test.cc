@@ -5,13 +5,12 @@
 #include "train_job.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "io_runner.h"
 #include "temp_dir.h"
@@ -180,7 +179,9 @@ TEST_P(RunEpochsTest, AWrongByteFailsTheRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Readers, RunEpochsTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "processes" : "threads"; });
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "processes" : "threads";
+                         });
 
 }  // namespace
 }  // namespace hybridio::bench
