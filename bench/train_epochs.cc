@@ -369,10 +369,30 @@ RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig
       cfg.progress->advance(now_bytes - shown);
       shown = now_bytes;
     };
+    // A reader process that dies (a signal, the OOM killer under a memory
+    // limit) leaves its batches never ready: it is reaped while waiting, and
+    // the first death fails the epoch instead of hanging it.
+    std::vector<int> status(children.size(), 0);
+    std::vector<bool> reaped(children.size(), false);
+    auto reap = [&](int flags) {
+      for (size_t k = 0; k < children.size(); ++k) {
+        if (reaped[k]) continue;
+        pid_t got;
+        while ((got = waitpid(children[k], &status[k], flags)) < 0 && errno == EINTR) {
+        }
+        if (got != children[k]) continue;
+        reaped[k] = true;
+        if (!WIFEXITED(status[k]) || WEXITSTATUS(status[k]) != 0) sh.failed.store(1);
+      }
+    };
     for (uint64_t b = 0; b < batches && !sh.failed.load(); ++b) {
       while (!mem.ready(b).load(std::memory_order_acquire) && !sh.failed.load()) {
         sleep_us(20);
-        if (now_s() - last_progress > 0.05) show_progress(), last_progress = now_s();
+        if (now_s() - last_progress > 0.05) {
+          show_progress();
+          reap(WNOHANG);
+          last_progress = now_s();
+        }
       }
       if (sh.failed.load()) break;
       if (b == 0) er.first_batch_wait_s = now_s() - t0;
@@ -384,18 +404,18 @@ RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig
     }
     er.seconds = now_s() - t0;
     for (auto& t : threads) t.join();
+    reap(0);
     for (size_t k = 0; k < children.size(); ++k) {
-      int status = 0;
-      while (waitpid(children[k], &status, 0) < 0 && errno == EINTR) {
-      }
-      if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && out.error.empty()) {
-        char why[128];
-        if (WIFSIGNALED(status))
-          snprintf(why, sizeof why, "reader process %zu died of signal %d", k, WTERMSIG(status));
-        else
-          snprintf(why, sizeof why, "reader process %zu exited %d", k, WEXITSTATUS(status));
-        out.error = why;
-      }
+      if (reaped[k] && WIFEXITED(status[k]) && WEXITSTATUS(status[k]) == 0) continue;
+      if (!out.error.empty()) continue;
+      char why[128];
+      if (reaped[k] && WIFSIGNALED(status[k]))
+        snprintf(why, sizeof why, "reader process %zu died of signal %d", k, WTERMSIG(status[k]));
+      else if (reaped[k])
+        snprintf(why, sizeof why, "reader process %zu exited %d", k, WEXITSTATUS(status[k]));
+      else
+        snprintf(why, sizeof why, "reader process %zu could not be waited for: %s", k, strerror(errno));
+      out.error = why;
     }
     show_progress();
     hio_stats epoch_stats;

@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io_runner.h"
@@ -176,6 +179,45 @@ TEST_P(RunEpochsTest, AWrongByteFailsTheRun) {
   const RunOutcome r = run_epochs(d_, plan_, RunConfig{}, &epochs);
   EXPECT_NE(r.error.find("verify: " + d_.paths[2]), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("offset 197385"), std::string::npos) << r.error;
+}
+
+// A reader process killed in the middle of an epoch (as the OOM killer
+// would under a memory limit) fails the run instead of hanging it.
+TEST(RunEpochsProcesses, AReaderThatDiesFailsTheRunInsteadOfHangingIt) {
+  hybridio::testing::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  TrainDataset d;
+  d.sample_bytes = d.stride = 64 << 10;
+  d.samples_per_file = 4;
+  for (int f = 0; f < 4; ++f) d.paths.push_back(dir.file("k" + std::to_string(f)));
+  ASSERT_EQ(write_train_dataset(d), "");
+  ReaderBuffers buffers(2, 64 << 10);
+  EpochPlan plan;
+  plan.engine = find_engine("hybridio");
+  plan.batch = 1;
+  plan.readers = 2;
+  plan.processes = true;
+  plan.prefetch = 1;      // the readers wait for the accelerator...
+  plan.compute_s = 0.05;  // ...which takes 0.8 s over the 16 batches
+  plan.hit = probe_hit_method(d.paths[0]);
+  plan.buffers = &buffers;
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const std::string children =
+        "/proc/" + std::to_string(getpid()) + "/task/" + std::to_string(getpid()) + "/children";
+    FILE* f = fopen(children.c_str(), "re");
+    int pid = 0;
+    if (f) {
+      if (fscanf(f, "%d", &pid) != 1) pid = 0;
+      fclose(f);
+    }
+    if (pid > 0) kill(pid, SIGKILL);
+  });
+  std::vector<EpochResult> epochs;
+  const RunOutcome r = run_epochs(d, plan, RunConfig{}, &epochs);
+  killer.join();
+  EXPECT_NE(r.error.find("died of signal 9"), std::string::npos) << r.error;
+  for (const auto& p : d.paths) unlink(p.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Readers, RunEpochsTest, ::testing::Values(false, true),
