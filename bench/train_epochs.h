@@ -107,7 +107,7 @@ struct EpochPlan {
 };
 
 struct EpochResult {
-  double seconds = 0;             // first read issued to the accelerator's last batch done
+  double seconds = 0;             // readers started (or forked) to the accelerator's last batch done
   double first_batch_wait_s = 0;  // epoch start to the first batch ready
   double compute_s = 0;           // batches x compute per batch
   uint64_t bytes = 0, samples = 0, verified_bytes = 0;
