@@ -16,6 +16,7 @@
 #include "job_file.h"
 #include "machine_info.h"
 #include "report.h"
+#include "train_job.h"
 
 namespace hybridio::bench {
 namespace {
@@ -25,7 +26,8 @@ constexpr const char* kProg = "hybridio bench";
 void usage(FILE* out) {
   fprintf(out,
           "usage: hybridio bench [options] [JOBFILE]\n"
-          "       hybridio bench checkpoint [options]   (see hybridio bench checkpoint --help)\n\n"
+          "       hybridio bench checkpoint [options]   (see hybridio bench checkpoint --help)\n"
+          "       hybridio bench train [options]        (see hybridio bench train --help)\n\n"
           "Runs fio-style jobs through the Hybrid-IO library under each I/O policy, interleaved,\n"
           "and reports GB/s, IOPS, latency percentiles, CPU seconds per GB and the policy's\n"
           "decisions (docs/bench.md).  A JOBFILE has a [global] section and one [section] per job\n"
@@ -47,12 +49,13 @@ bool is_dir(const std::string& p) {
 
 const char* bench_command_summary() {
   return "fio-style jobs (--rw, --bs, --size, --numjobs, ...) under each I/O policy; "
-         "`bench checkpoint`: sharded model checkpoints";
+         "`bench checkpoint`: sharded model checkpoints; `bench train`: a training job's epochs";
 }
 
 int bench_command(int argc, char** argv) {
   if (argc >= 1 && std::string(argv[0]) == "checkpoint")
     return checkpoint_command(argc - 1, argv + 1, "hybridio bench checkpoint");
+  if (argc >= 1 && std::string(argv[0]) == "train") return train_command(argc - 1, argv + 1, "hybridio bench train");
   const auto& table = bench_option_table();
   // Validate the command line once (and find the job file).
   BenchJob probe;

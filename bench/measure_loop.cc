@@ -69,7 +69,7 @@ MeasureOutcome measure_policies(const MeasurePlan& plan, const MachineInfo& mach
         if (phase.last) phase.last();
         phase.config.progress = &progress;
         progress.set_label(phase.label);
-        runs.push_back(run_threads(phase.plans, phase.config));
+        runs.push_back(phase.run ? phase.run(phase.config) : run_threads(phase.plans, phase.config));
         error = runs.back().error;
         if (error.empty() && phase.check) error = phase.check();
         if (!error.empty()) break;

@@ -41,6 +41,12 @@ struct Phase {
   std::function<void()> before;    // untimed, first (e.g. truncate the files); optional
   std::function<void()> last;      // untimed, after the warm-up, right before the run; optional
   std::function<std::string()> check;  // untimed, after a good run: "" or why it failed; optional
+  // The timed run itself, instead of run_threads(plans, config), for a
+  // workload whose run is not a list of calls per thread (the training
+  // workload's epochs: train_epochs.h).  It gets the config with
+  // config.progress set and returns the outcome as run_threads would
+  // (error "" when it succeeded).  Optional.
+  std::function<RunOutcome(const RunConfig& config)> run;
 };
 
 // What one policy's turn runs: its phases, in order.

@@ -1,7 +1,8 @@
 // measure_loop_test.cc - the measuring loop on real files: rounds rotate the
 // policies, skipped policies are never run, a failed check fails that
 // policy's rows and ends the loop, cold phases say how the cache was
-// dropped, a failed warm-up is noted on every row.
+// dropped, a failed warm-up is noted on every row, a phase's own run
+// (Phase::run) replaces the threads.
 #include "measure_loop.h"
 
 #include <fcntl.h>
@@ -144,6 +145,34 @@ TEST_F(MeasureLoopTest, AColdPhaseSaysHowTheCacheWasDropped) {
   p.drop_caches = true;
   EXPECT_EQ(measure_policies(p, machine_, &report).status, 0);
   EXPECT_EQ(report.cold, "fadvise");
+}
+
+TEST_F(MeasureLoopTest, APhasesOwnRunReplacesTheThreadsAndItsOutcomeIsRecorded) {
+  MeasurePlan p = plan({HIO_MODE_BUFFERED, HIO_MODE_HYBRID}, 1);
+  auto make = p.make_trial;
+  std::vector<bool> had_progress;
+  p.make_trial = [&](hio_mode mode, unsigned round) {
+    Trial t = make(mode, round);
+    t.phases[1].run = [&had_progress, mode](const RunConfig& config) {
+      had_progress.push_back(config.progress != nullptr);
+      RunOutcome r;
+      r.seconds = 2;
+      r.bytes[HIO_OP_READ] = 1000;
+      r.ios[HIO_OP_READ] = 10;
+      if (mode == HIO_MODE_HYBRID) r.error = "its own failure";
+      return r;
+    };
+    return t;
+  };
+  Report report;
+  EXPECT_EQ(measure_policies(p, machine_, &report).status, 1);
+  EXPECT_EQ(had_progress, (std::vector<bool>{true, true}));
+  ASSERT_EQ(report.rows[1].runs.size(), 1u);  // buffered's read: the phase's own outcome, not run_threads'
+  EXPECT_EQ(report.rows[1].runs[0].bytes, 1000u);
+  EXPECT_DOUBLE_EQ(report.rows[1].runs[0].seconds, 2);
+  EXPECT_EQ(report.rows[0].runs[0].bytes, kLen);  // the write phase still ran its threads
+  EXPECT_EQ(report.rows[3].status, "failed");
+  EXPECT_EQ(report.rows[3].reason, "its own failure");
 }
 
 TEST_F(MeasureLoopTest, AFailedWarmUpIsReportedOnEveryRowAndTheRunsGoOn) {

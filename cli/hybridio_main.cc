@@ -2,7 +2,8 @@
 //
 //   hybridio checkpoint [options]   write + cold restore under each policy (the main job;
 //                                   the same as `hybridio bench checkpoint`)
-//   hybridio bench [options] [JOBFILE]  fio-style jobs under each policy (docs/bench.md)
+//   hybridio bench [options] [JOBFILE]  fio-style jobs under each policy (docs/bench.md);
+//                                   `bench checkpoint`, `bench train` (a training job's epochs)
 //   hybridio calibrate DIR [options]  measure the buffered/direct crossover, write a profile
 //   hybridio run [options] -- CMD  run a program with the LD_PRELOAD shim
 //   hybridio config                 the HYBRIDIO_* settings and their defaults

@@ -30,6 +30,7 @@
 #include "option_table.h"
 #include "roff.h"
 #include "run_command.h"
+#include "train_job.h"
 
 namespace hb = hybridio::bench;
 namespace man = hybridio::man;
@@ -131,7 +132,8 @@ int main(int argc, char** argv) {
        {{"OPTIONS", options_block(hb::checkpoint_option_docs(), false)}, {"PRESETS", presets_block()}}},
       {"hybridio-bench", '1',
        {{"OPTIONS", options_block(hb::describe_options(hb::bench_option_table(), hb::BenchJob{}), true)},
-        {"ENGINES", engines_block()}}},
+        {"ENGINES", engines_block()},
+        {"TRAIN_OPTIONS", options_block(hb::train_option_docs(), false)}}},
       {"hybridio-calibrate", '1', {{"OPTIONS", options_block(hybridio::cli::calibrate_option_docs(), false)}}},
       {"hybridio-run", '1', {{"OPTIONS", options_block(hybridio::cli::run_option_docs(), false)}}},
       {"hybridio-config", '1', {}},

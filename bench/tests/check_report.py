@@ -2,6 +2,7 @@
 """Runs a `hybridio bench` command and checks the JSON report it writes.
 
 Usage: check_report.py --schema FILE [--expect-results N] [--expect-skipped N] [--kind K]
+                       [--expect-epochs E] [--expect-au]
                        [--stdout-json | --expect-stdout REGEX] -- COMMAND...
 
 The command must exit 0 and write its report to the path given by its
@@ -12,6 +13,11 @@ small built-in validator for the subset the schema uses) and for sense:
 every measured result moved bytes, at a positive rate, in every run.
 With --expect-stdout, the command's stdout (the table) must also match
 REGEX (Python syntax, searched, `.` matching newlines too).
+With --kind train, the `train` object is checked too: every measured
+policy has E epochs (--expect-epochs) in the summary and in every run,
+a run per repeat, hit rates in [0, 1], every epoch read the whole dataset
+and, unless --no-verify was given, checked every byte of it; with
+--expect-au every epoch's accelerator utilisation is in (0, 1].
 """
 import argparse
 import json
@@ -84,6 +90,46 @@ def validate(doc, schema):
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(doc)]
 
 
+def check_train(doc, expect_epochs, expect_au):
+    """The training report's `train` object against its results."""
+    t = doc.get("train")
+    if t is None:
+        return ["no train object"]
+    errors = []
+    epochs = t["epochs"]
+    if expect_epochs is not None and epochs != expect_epochs:
+        errors.append(f"train.epochs {epochs}, expected {expect_epochs}")
+    repeat = doc["jobs"][0]["settings"]["repeat"]
+    measured = {r["policy"] for r in doc["results"]}
+    for p in t["policies"]:
+        where = f"train/{p['policy']}"
+        if p["policy"] not in measured:
+            continue
+        if len(p["epochs"]) != epochs:
+            errors.append(f"{where}: {len(p['epochs'])} epoch summaries, expected {epochs}")
+        if len(p["runs"]) != repeat:
+            errors.append(f"{where}: {len(p['runs'])} runs, expected {repeat}")
+        for i, run in enumerate(p["runs"]):
+            if [e["epoch"] for e in run] != list(range(1, epochs + 1)):
+                errors.append(f"{where}: run {i} has epochs {[e['epoch'] for e in run]}")
+            for e in run:
+                at = f"{where}: run {i} epoch {e['epoch']}"
+                if not 0 <= e["hit_rate"] <= 1:
+                    errors.append(f"{at}: hit rate {e['hit_rate']}")
+                if e["bytes"] != t["dataset_bytes"] or e["gbps"] <= 0:
+                    errors.append(f"{at}: read {e['bytes']} bytes of {t['dataset_bytes']}, {e['gbps']} GB/s")
+                if t["verify"] and e["verified_bytes"] != e["bytes"]:
+                    errors.append(f"{at}: {e['verified_bytes']} bytes checked of {e['bytes']}")
+                if sum(e["bytes_by_path"].values()) < e["bytes"]:
+                    errors.append(f"{at}: the library routed {sum(e['bytes_by_path'].values())} bytes of {e['bytes']}")
+                if expect_au and not 0 < e["au"] <= 1:
+                    errors.append(f"{at}: accelerator utilisation {e['au']}")
+        for e in p["epochs"]:
+            if not 0 <= e["hit_rate_median"] <= 1:
+                errors.append(f"{where}: epoch {e['epoch']} hit rate median {e['hit_rate_median']}")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schema", required=True)
@@ -91,6 +137,8 @@ def main():
     ap.add_argument("--expect-skipped", type=int)
     ap.add_argument("--kind")
     ap.add_argument("--stdout-json", action="store_true")
+    ap.add_argument("--expect-epochs", type=int)
+    ap.add_argument("--expect-au", action="store_true")
     ap.add_argument("--expect-stdout", metavar="REGEX", action="append", default=[],
                     help="the table must match REGEX (may be given more than once)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
@@ -136,6 +184,8 @@ def main():
             errors.append(f"stdout does not match {regex!r}")
     if a.kind == "checkpoint" and "checkpoint" not in doc:
         errors.append("no checkpoint object")
+    if a.kind == "train":
+        errors += check_train(doc, a.expect_epochs, a.expect_au)
     if errors:
         sys.exit("FAIL:\n  " + "\n  ".join(errors[:20]))
     print(f"report OK: {len(doc['results'])} results, {len(doc['skipped'])} skipped, schema {doc['schema']}")
