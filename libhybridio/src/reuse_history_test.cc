@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "reuse_admission.h"
 
 namespace hybridio {
 namespace {
@@ -247,6 +248,15 @@ TEST_F(ReuseHistoryTest, RejectsATableThatIsNotOursOrNotWhole) {
   unlink(path.c_str());
   h_ = ReuseHistory::attach(dir_.c_str());
   ASSERT_NE(h_, nullptr);
+}
+
+TEST(ReuseBudget, AutoIsThreeQuartersOfTheRoomAndWhatIsAdmitted) {
+  EXPECT_EQ(reuse_budget(0, 1ULL << 30, 0), 0u) << "off";
+  EXPECT_EQ(reuse_budget(64 * M, 1ULL << 30, 0), 64 * M) << "a size";
+  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, 800 * M, 0), 600 * M);
+  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, 600 * M, 200 * M), 600 * M)
+      << "what was admitted is part of the budget, not taken from it";
+  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, ~0ULL, 0), ~0ULL) << "no limit known";
 }
 
 }  // namespace
