@@ -16,8 +16,10 @@ namespace hybridio {
 namespace {
 
 // 0: not tried, 1: being attached, 2: attached (g_history may be null).
+// The process's history lives in static storage: attaching allocates nothing.
 std::atomic<int> g_state{0};
 std::atomic<ReuseHistory*> g_history{nullptr};
+ReuseHistory g_storage;
 
 // The history's totals, summed at most once per clock tick per process
 // (a scan of the whole table: 256 KiB of shared memory).
@@ -59,8 +61,9 @@ ReuseHistory* process_reuse_history(Runtime& rt) {
   if (state != 0 || !g_state.compare_exchange_strong(state, 1)) return nullptr;
   const Config& c = rt.config();
   ReuseHistory* h = nullptr;
-  if (c.reuse_budget != 0 && c.policy.mode == HIO_MODE_HYBRID)
-    h = ReuseHistory::attach(c.reuse_dir.empty() ? "/dev/shm" : c.reuse_dir.c_str());
+  if (c.reuse_budget != 0 && c.policy.mode == HIO_MODE_HYBRID &&
+      ReuseHistory::attach(c.reuse_dir.empty() ? "/dev/shm" : c.reuse_dir.c_str(), &g_storage))
+    h = &g_storage;
   g_history.store(h, std::memory_order_release);
   g_state.store(2, std::memory_order_release);
   return h;

@@ -141,21 +141,27 @@ void create_table(const char* path, uint64_t bytes) {
 
 }  // namespace
 
-ReuseHistory* ReuseHistory::attach(const char* dir) {
-  if (!dir || !*dir) return nullptr;
+bool ReuseHistory::attach(const char* dir, ReuseHistory* out) {
+  if (!dir || !*dir) return false;
   char path[512];
   table_path(dir, path, sizeof path);
   const uint64_t bytes = table_bytes();
   void* p = map_table(path, bytes);
   if (!p) {
-    if (access(path, F_OK) == 0 || errno != ENOENT) return nullptr;  // there but not ours or not whole
+    if (access(path, F_OK) == 0 || errno != ENOENT) return false;  // there but not ours or not whole
     create_table(path, bytes);
     p = map_table(path, bytes);
   }
-  if (!p) return nullptr;
-  // One small object per process (or per test); never on the read path.
-  ReuseHistory* h = new (std::nothrow) ReuseHistory(p);
-  if (!h) munmap(p, bytes);
+  if (!p) return false;
+  out->base_ = p;
+  return true;
+}
+
+ReuseHistory* ReuseHistory::attach(const char* dir) {
+  ReuseHistory mapped;
+  if (!attach(dir, &mapped)) return nullptr;
+  ReuseHistory* h = new (std::nothrow) ReuseHistory(mapped);
+  if (!h) munmap(mapped.base_, table_bytes());
   return h;
 }
 

@@ -24,9 +24,9 @@
 // budget / dataset without LRU churn.  Data read once is never admitted.
 //
 // Concurrency and crashes.  Fields are lone 64/32-bit atomics on the
-// MAP_SHARED mapping (forked children share it); no locks, no allocation
-// after attach, so a signal handler or a fork in any state cannot deadlock
-// on it.  A key claimed while another process updates the slot, or a
+// MAP_SHARED mapping (forked children share it); no locks, and no
+// allocation (attach(dir, out) included), so a signal handler or a fork in
+// any state cannot deadlock on it.  A key claimed while another process updates the slot, or a
 // process killed mid-update, leaves at worst wrong bits for one entry: a
 // hint lost or a range admitted once too often.  It costs speed, never
 // bytes: the bytes always come from the file.
@@ -79,10 +79,14 @@ class ReuseHistory {
   // The table file's size: a header page and the entries.
   static uint64_t table_bytes();
 
-  // Maps the table in `dir` (created if missing); nullptr on any failure.
-  // The mapping lives until detach() (tests) or exit.
+  // Maps the table in `dir` (created if missing) into `*out`, without
+  // allocating; false on any failure.  The mapping lives until detach() or exit.
+  static bool attach(const char* dir, ReuseHistory* out);
+  // The same on the heap (tests); nullptr on any failure.
   static ReuseHistory* attach(const char* dir);
   static void detach(ReuseHistory* h);
+
+  ReuseHistory() = default;
   // The file name attach() uses in `dir`, written to out[size].
   static void table_path(const char* dir, char* out, unsigned long size);
 
@@ -103,11 +107,10 @@ class ReuseHistory {
 
  private:
   struct Entry;
-  explicit ReuseHistory(void* base) : base_(base) {}
   Entry* entries() const;
   Entry* find(uint64_t key) const;
   Entry* claim(const FileIdentity& id, uint32_t now);
-  void* base_;
+  void* base_ = nullptr;
 };
 
 // The admission: true when the extent `extent` of file `key` is in the
