@@ -72,7 +72,8 @@ FileIdentity file_identity(const struct stat& st) {
 
 uint64_t reuse_extent_bytes(uint64_t size) {
   uint64_t extent = ReuseHistory::kMinExtent;
-  while (extent * ReuseHistory::kExtents < size) extent <<= 1;
+  // 2^57 x 64 extents cover any off_t: the product never overflows.
+  while (extent < (1ULL << 57) && extent * ReuseHistory::kExtents < size) extent <<= 1;
   return extent;
 }
 

@@ -66,6 +66,8 @@ TEST(ReuseExtents, CoverTheFileInAtMost64) {
   EXPECT_EQ(reuse_extent_bytes(64 * M), 1 * M);
   EXPECT_EQ(reuse_extent_bytes(64 * M + 1), 2 * M);
   EXPECT_EQ(reuse_extent_bytes(10000 * M), 256 * M);
+  EXPECT_EQ(reuse_extent_bytes(~0ULL >> 1), 1ULL << 57) << "the largest off_t";
+  EXPECT_EQ(reuse_extent_mask(~0ULL >> 1, (~0ULL >> 1) - 1, 1), 1ULL << 63);
   EXPECT_EQ(reuse_extent_mask(16 * M, 0, 16 * M), 0xffffULL);
   EXPECT_EQ(reuse_extent_mask(16 * M, 0, 64 * M), 0xffffULL) << "clamped to the size";
   EXPECT_EQ(reuse_extent_mask(16 * M, 3 * M + 5, 1), 0x8ULL);
