@@ -169,6 +169,14 @@ void summarise(const JsonValue& total, int processes, double seconds, const std:
           json_number(total, "splits"), json_number(total, "bounces"),
           json_number(total, "fallbacks.direct_open_refused") + json_number(total, "fallbacks.direct_io_refused"),
           json_number(total, "fallbacks.dontcache_refused"));
+  // The reuse rule (docs/policy.md): only when it did something.
+  const double admitted = json_number(total, "reuse.admitted_bytes"), hits = json_number(total, "reuse.hit_bytes");
+  if (admitted > 0 || hits > 0)
+    fprintf(stderr,
+            "  re-use: %s read again admitted to the page cache (%.0f reads), %s of later reads served from memory "
+            "because of it (%.0f reads)\n",
+            human_bytes(admitted).c_str(), json_number(total, "reuse.admitted_reads"), human_bytes(hits).c_str(),
+            json_number(total, "reuse.hit_reads"));
 }
 
 // Adds up every per-process stats file in `dir`; returns how many were read.

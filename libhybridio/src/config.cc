@@ -58,6 +58,9 @@ constexpr Limits at_least(uint64_t min) { return {min, UINT64_MAX, false, 0}; }
 constexpr Limits from_to(uint64_t min, uint64_t max) { return {min, max, false, 0}; }
 constexpr Limits power_of_two(uint64_t min, uint64_t max) { return {min, max, true, 0}; }
 constexpr Limits at_most_or_on(uint64_t max, uint64_t on) { return {0, max, false, on}; }
+// kSizeOrOff whose "on" is "auto" (UINT64_MAX: the setting's owner works the size out).
+constexpr Limits size_or_auto() { return {0, UINT64_MAX, false, UINT64_MAX}; }
+constexpr bool is_auto(const Limits& l, uint64_t v) { return l.on == UINT64_MAX && v == UINT64_MAX; }
 
 struct Setting {
   const char* key;  // config-file key; the variable is HYBRIDIO_<KEY upper>
@@ -125,6 +128,13 @@ constexpr Setting kSettings[] = {
      "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),
      "where learned measurements are kept (default $XDG_STATE_HOME/hybridio/learned)"},
+    {"reuse_budget", Kind::kSizeOrOff, CONFIG_FIELD(reuse_budget), size_or_auto(),
+     "hybrid: memory for data read off the page cache and read again within reuse_window; such reads take the cache "
+     "while it fits, else a stable subset does (auto: 3/4 of available memory and the memory cgroup's room; off: never)"},
+    {"reuse_window", Kind::kInteger, CONFIG_FIELD(reuse_window), from_to(1, 7 * 86400),
+     "seconds within which reading data again counts as re-use"},
+    {"reuse_dir", Kind::kPath, CONFIG_FIELD(reuse_dir), none(),
+     "directory of the per-user re-use history table (default /dev/shm)"},
     {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},
     {"trace", Kind::kPath, CONFIG_FIELD(trace_path), none(), "write one line per decision to this file"},
     {"log", Kind::kLogLevel, CONFIG_FIELD(log_level), none(), "diagnostics on stderr"},
@@ -222,7 +232,7 @@ bool parse_number(const Setting& s, const std::string& text, uint64_t* out) {
       *out = on;
       return true;
     case Kind::kSizeOrOff:
-      if (parse_bool(text, &on)) {
+      if (parse_bool(text, &on)) {  // "auto" is on
         *out = on ? s.limits.on : 0;
         return true;
       }
@@ -268,6 +278,7 @@ std::string text_of(const Setting& s, const Config& c) {
     case Kind::kSize: return format_size(load_number(s, c));
     case Kind::kSizeOrOff: {
       const uint64_t v = load_number(s, c);
+      if (is_auto(s.limits, v)) return "auto";
       return v ? format_size(v) : "off";
     }
     case Kind::kInteger: return std::to_string(load_number(s, c));
@@ -297,7 +308,10 @@ std::string accepted_form(const Setting& s) {
         form += ", at least " + format_size(l.min);
       else if (high)
         form += ", at most " + format_size(l.max);
-      if (s.kind == Kind::kSizeOrOff) form += "; or on (" + format_size(l.on) + ") or off";
+      if (is_auto(l, l.on))
+        form += "; or auto or off";
+      else if (s.kind == Kind::kSizeOrOff)
+        form += "; or on (" + format_size(l.on) + ") or off";
       return form;
     }
     case Kind::kInteger: return "an integer from " + std::to_string(l.min) + " to " + std::to_string(l.max);

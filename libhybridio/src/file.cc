@@ -25,6 +25,7 @@
 #include "memory_pressure.h"
 #include "pinned_request.h"
 #include "private_fd.h"
+#include "reuse_admission.h"
 #include "runtime.h"
 #include "syscall_table.h"
 #include "uring_engine.h"
@@ -330,6 +331,9 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   const hio_policy_config& cfg = fs ? steer(*fs, base, req, &learned, at_random) : base;
   hio_decision d = decide_with(cfg, req, probed);
   if (fs) d = settle(*fs, base, cfg, req, d, probed, may_explore, at_random);
+  // A read sent off the cache, or found cached, is shown to the re-use
+  // history, which may admit it to the cache (the reuse rule) and notes it.
+  consult_reuse(rt_, fd_, cfg, req, d);
   return d;
 }
 

@@ -44,7 +44,8 @@ uint64_t sample() {
   if (!read_small_file("/proc/self/cgroup", text, sizeof text)) return room;
   // "0::/path" (v2) and "N:memory:/path" (v1); the v2 tree is mounted at
   // /sys/fs/cgroup or, beside v1, at /sys/fs/cgroup/unified.
-  for (char* line = strtok(text, "\n"); line; line = strtok(nullptr, "\n")) {
+  char* save = nullptr;  // strtok_r: samplers on two threads must not share strtok's state
+  for (char* line = strtok_r(text, "\n", &save); line; line = strtok_r(nullptr, "\n", &save)) {
     const char* rel = nullptr;
     bool v2 = false;
     if (strncmp(line, "0::", 3) == 0) {

@@ -218,6 +218,27 @@ const Case kCases[] = {
     {"exploration sends a large read through the cache",
      [](auto& c, auto& r) { c.read_threshold = ~0ULL; r.op = HIO_OP_READ; r.file_flags = HIO_FILE_EXPLORE; r.length = 16 * M; },
      HIO_PATH_BUFFERED, HIO_RULE_EXPLORED},
+    {"a large read of data read off the cache recently, admitted: the cache",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 16 * M; r.file_flags = HIO_FILE_REUSE; },
+     HIO_PATH_BUFFERED, HIO_RULE_REUSE},
+    {"re-use admits a read that measurements send uncached",
+     [](auto&, auto& r) {
+       r.op = HIO_OP_READ; r.length = 16 * M;
+       r.file_flags = HIO_FILE_REUSE | HIO_FILE_LEARNED | HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK;
+     },
+     HIO_PATH_BUFFERED, HIO_RULE_REUSE},
+    {"re-use admits an undirectable read headed uncached",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 16 * M; r.file_flags = HIO_FILE_REUSE | HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK; },
+     HIO_PATH_BUFFERED, HIO_RULE_REUSE},
+    {"re-use does not relabel a small read",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.length = 1 * M; r.file_flags = HIO_FILE_REUSE; },
+     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
+    {"re-use is for reads: a large write still goes direct",
+     [](auto&, auto& r) { r.file_flags = HIO_FILE_REUSE; },
+     HIO_PATH_DIRECT, HIO_RULE_WRITE_SIZE},
+    {"re-use does not override a forced policy",
+     [](auto& c, auto& r) { c.mode = HIO_MODE_DIRECT; r.op = HIO_OP_READ; r.length = 16 * M; r.file_flags = HIO_FILE_REUSE; },
+     HIO_PATH_DIRECT, HIO_RULE_FORCED_DIRECT},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, PolicyRules, ::testing::ValuesIn(kCases),

@@ -41,6 +41,10 @@ const Stats::ScalarCounter Stats::kScalarCounters[] = {
     {"drop_behind.bytes", &Stats::drop_behind_bytes, &hio_stats::drop_behind_bytes},
     {"drop_behind.waits", &Stats::drop_behind_waits, &hio_stats::drop_behind_waits},
     {"drop_behind.refused", &Stats::drop_behind_refused, &hio_stats::drop_behind_refused},
+    {"reuse.admitted_reads", &Stats::reuse_admitted_reads, &hio_stats::reuse_admitted_reads},
+    {"reuse.admitted_bytes", &Stats::reuse_admitted_bytes, &hio_stats::reuse_admitted_bytes},
+    {"reuse.hit_reads", &Stats::reuse_hit_reads, &hio_stats::reuse_hit_reads},
+    {"reuse.hit_bytes", &Stats::reuse_hit_bytes, &hio_stats::reuse_hit_bytes},
     {"fsyncs", &Stats::fsyncs, &hio_stats::fsyncs},
 };
 const size_t Stats::kScalarCounterCount = sizeof(kScalarCounters) / sizeof(kScalarCounters[0]);

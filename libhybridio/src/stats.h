@@ -53,6 +53,7 @@ class Stats {
   std::atomic<uint64_t> learn_samples{0}, learn_deferred{0}, learn_moves{0};
   std::atomic<uint64_t> learn_explored_buffered{0}, learn_explored_direct{0}, learn_explored_dontcache{0};
   std::atomic<uint64_t> drop_behind_writes{0}, drop_behind_bytes{0}, drop_behind_waits{0}, drop_behind_refused{0};
+  std::atomic<uint64_t> reuse_admitted_reads{0}, reuse_admitted_bytes{0}, reuse_hit_reads{0}, reuse_hit_bytes{0};
 
  private:
   std::atomic<uint64_t> requests_[2][HIO_PATH_COUNT]{};

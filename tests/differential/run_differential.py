@@ -192,6 +192,10 @@ def run_once(args, base, case, label, env_extra, small_fs, timeout):
     # Learned thresholds stay at their default (on: they must never change
     # what a program sees), learning from scratch, in this run's directory.
     env["HYBRIDIO_STATE_DIR"] = os.path.join(where, "learned")
+    # Re-use admission stays at its default too (on under hybrid: it must
+    # never change what a program sees), with a history of this run's own.
+    env["HYBRIDIO_REUSE_DIR"] = os.path.join(where, "reuse")
+    os.makedirs(env["HYBRIDIO_REUSE_DIR"])
     cmd = [args.exe, case, "--dir", work, "--seed", str(args.seed), "--ops", str(args.ops)]
     try:
         if small_fs:

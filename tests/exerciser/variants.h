@@ -52,6 +52,9 @@ struct Variant {
 // Learning is read from HYBRIDIO_LEARN when the library starts, for the whole
 // process: the learned mode runs in a process of its own (tests/CMakeLists.txt).
 inline bool learned_samples(const hio_stats& s) { return s.learn_samples > 0; }
+// Re-use admission is on when HYBRIDIO_REUSE_BUDGET says so at start (the
+// suite runs with it off): the reuse mode runs in a process of its own too.
+inline bool reuse_admitted(const hio_stats& s) { return s.reuse_admitted_reads > 0; }
 
 // ---- The modes (issue 14: hybrid, direct, dontcache, write-behind, read
 // pipeline, learned thresholds).  Add a mode here; nothing else changes. ----
@@ -70,6 +73,10 @@ inline const Variant kVariants[] = {
     // explores (64 KiB and up), paths switching in the middle of the file.
     {"learned", HIO_MODE_HYBRID, 64 * K, 256 * K, 256 * K, 4, 0, 0, kExpectNothing, 0, nullptr, learned_samples,
      "requests whose cost the learner measured (run with HYBRIDIO_LEARN=on)", true},
+    // Re-use admission (HYBRIDIO_REUSE_BUDGET=auto): reads of data read off
+    // the cache before take the cache instead; the bytes must not change.
+    {"reuse", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, 0, kExpectNothing, 0, nullptr, reuse_admitted,
+     "reads admitted by the re-use history (run with HYBRIDIO_REUSE_BUDGET=auto)", true},
 };
 
 }  // namespace hybridio::exerciser

@@ -146,6 +146,11 @@ struct hio_stats {
 	uint64_t drop_behind_bytes;
 	uint64_t drop_behind_waits;   /* of those, writes that first waited for earlier ones (drop_behind_limit) */
 	uint64_t drop_behind_refused; /* of those, writes whose file could not be opened again (pages left cached) */
+	/* Appended with re-use admission (the reuse rule, docs/policy.md). */
+	uint64_t reuse_admitted_reads; /* off-cache reads of data read recently, sent through the cache */
+	uint64_t reuse_admitted_bytes;
+	uint64_t reuse_hit_reads;      /* reads found in the cache that the reuse rule had admitted */
+	uint64_t reuse_hit_bytes;
 };
 
 /* Requests and bytes decided by `rule`, wherever the struct keeps them. */

@@ -64,8 +64,8 @@ enum hio_mode {
  * of evaluation, which is hio_policy_decide()'s (docs/policy.md lists the
  * rules in that order): caller_direct, forced_buffered, empty, append,
  * mapped, forced_dontcache, no_direct, read_cached, write_dirty, small,
- * unaligned, then the rule that let the body go direct (forced_direct, or
- * the size rule whose threshold was in effect).  A decision made by a size
+ * reuse, unaligned, then the rule that let the body go direct (forced_direct,
+ * or the size rule whose threshold was in effect).  A decision made by a size
  * threshold is reported as learned or explored when the request says its
  * thresholds came from measurements (HIO_FILE_LEARNED, HIO_FILE_EXPLORE).
  */
@@ -90,6 +90,7 @@ enum hio_rule {
 	HIO_RULE_CONTENDED,            /* several threads writing the file lowered the threshold */
 	HIO_RULE_LEARNED,              /* a size threshold measured on this filesystem decided (HIO_FILE_LEARNED) */
 	HIO_RULE_EXPLORED,             /* an exploration request sent down another path (HIO_FILE_EXPLORE) */
+	HIO_RULE_REUSE,                /* an off-cache read of data read off the cache recently, admitted (HIO_FILE_REUSE) */
 	HIO_RULE_COUNT
 };
 
@@ -116,6 +117,15 @@ enum hio_rule {
 #define HIO_FILE_PREFER_DONTCACHE 0x80u
 #define HIO_FILE_LEARNED          0x100u
 #define HIO_FILE_EXPLORE          0x200u
+/*
+ * REUSE: the re-use history's verdict on this read (libhybridio's
+ * reuse_history.h): its range was read off the page cache recently and fits
+ * the re-use memory budget.  A hybrid read that would otherwise leave the
+ * page cache (direct or uncached) takes it instead, reported as
+ * HIO_RULE_REUSE, so that the next read of the range is served from memory.
+ * Ignored for writes.
+ */
+#define HIO_FILE_REUSE            0x400u
 
 /*
  * The contention signal (FAST '24 hybrid I/O): when at least
@@ -248,6 +258,7 @@ static inline const char *hio_rule_name(enum hio_rule r)
 	case HIO_RULE_CONTENDED: return "contended";
 	case HIO_RULE_LEARNED: return "learned";
 	case HIO_RULE_EXPLORED: return "explored";
+	case HIO_RULE_REUSE: return "reuse";
 	default: return "?";
 	}
 }
@@ -300,6 +311,12 @@ static inline enum hio_rule hio_size_rule_reported(const struct hio_request *r, 
 	if (r->file_flags & HIO_FILE_LEARNED)
 		return HIO_RULE_LEARNED;
 	return rule;
+}
+
+/* A read the re-use history admitted to the page cache (HIO_FILE_REUSE). */
+static inline bool hio_reuse_admitted(const struct hio_request *r)
+{
+	return r->op == HIO_OP_READ && (r->file_flags & HIO_FILE_REUSE);
 }
 
 /*
@@ -384,6 +401,10 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 	    !hio_is_pow2(r->offset_align) || !hio_is_pow2(c->page_size)) {
 		bool dc = !forced && hio_dontcache_fits(c, r, len);
 
+		if (dc && hio_reuse_admitted(r)) {
+			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_REUSE, r->length);
+			return d->path;
+		}
 		hio_decide_whole(d, dc ? HIO_PATH_DONTCACHE : HIO_PATH_BUFFERED,
 				 HIO_RULE_NO_DIRECT, r->length);
 		return d->path;
@@ -440,6 +461,15 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 		if (len < threshold) {
 			hio_decide_whole(d, HIO_PATH_BUFFERED,
 					 hio_size_rule_reported(r, HIO_RULE_SMALL), r->length);
+			return d->path;
+		}
+		/*
+		 * Off the cache by size, but read recently and admitted by
+		 * the re-use history: through the cache, to be read again
+		 * from memory (HIO_FILE_REUSE).
+		 */
+		if (hio_reuse_admitted(r)) {
+			hio_decide_whole(d, HIO_PATH_BUFFERED, HIO_RULE_REUSE, r->length);
 			return d->path;
 		}
 		/*
