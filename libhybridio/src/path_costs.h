@@ -123,26 +123,9 @@ struct LearnTuning {
   // writeback overlaps the next calls' copies, and alone it does not
   // (0.4-4.8 GB/s per call after direct writes, 2.1 GB/s as a stream).
   bool uncached_writes_first = true;
-  // A cold sequential read stream with a read-ahead pipeline (read_ahead.h)
-  // goes off the cache from the smallest learned size, not only from the
-  // configured stream threshold, while its class has no measured verdict
-  // and its file has pipelined_reads_min_left bytes or more left when the
-  // stream qualifies (its stream_min_run + 1st request); false: from the
-  // stream threshold, as configured.  64 KiB calls of a 1.15 GiB cold
-  // file, from an empty state: direct (pipelined) 2.6-2.8 GB/s, buffered
-  // 1.9-2.2; the learner, starting buffered, moved the class in the
-  // second to fifth GiB (hybrid 0.65-0.93x of direct), because 4 MiB
-  // batches of buffered reads are bimodal (a batch waits for the next
-  // 8 MiB readahead window or it does not: 0.09 or 1.1 ns/byte) and its
-  // noise gate asks for a difference of about 0.6 ns/byte.  Files of
-  // 16 MiB read faster buffered (2.40-2.44 GB/s against 2.21-2.29: the
-  // window starts over in every file), of 64 MiB and more direct
-  // (2.43-2.73 against 1.4-2.4) - docs/performance.md, eleventh session.
-  bool pipelined_reads_first = true;
-  uint64_t pipelined_reads_min_left = 64ULL << 20;
   // The reads of a stream that began at random (File::judge_random_stream:
   // not at offset 0, after a stream of one request, or none, or a short one
-  // that began at random), until a read-ahead window could serve it, go
+  // that began at random), until the stream is stream_min_run requests long, go
   // uncached when the size rules send them off the cache, while their class
   // has no uncached/direct preference measured both ways as reads at random
   // (FsCostSet::random_reads); false: direct, as configured.  Such reads come one at a time and large (torch.load reads
@@ -633,7 +616,7 @@ struct LearnedFs {
 class PathCosts {
  public:
   PathCosts(const LearnTuning& tuning, std::string state_dir)
-      : tuning_(tuning), state_dir_(std::move(state_dir)), pipelined_reads_first_(tuning.pipelined_reads_first) {}
+      : tuning_(tuning), state_dir_(std::move(state_dir)) {}
 
   // The entry of the filesystem holding open file `fd` (device `dev`),
   // loading what was persisted for it the first time; nullptr when the
@@ -646,16 +629,11 @@ class PathCosts {
   void after_fork();
   const LearnTuning& tuning() const { return tuning_; }
   const std::string& state_dir() const { return state_dir_; }
-  // LearnTuning::pipelined_reads_first, which tests of the explorations of
-  // a stream through the cache turn off for a while.
-  bool pipelined_reads_first() const { return pipelined_reads_first_.load(std::memory_order_relaxed); }
-  void set_pipelined_reads_first(bool on) { pipelined_reads_first_.store(on, std::memory_order_relaxed); }
 
  private:
   static constexpr int kMaxFilesystems = 32;
   const LearnTuning tuning_;
   const std::string state_dir_;
-  std::atomic<bool> pipelined_reads_first_;
   std::mutex mu_;  // creation of entries
   std::atomic<int> count_{0};
   LearnedFs* fs_[kMaxFilesystems] = {};
