@@ -369,13 +369,13 @@ namespace {
 
 // Item 0: `readers` threads stream 8 MiB preads of a 256 MiB file through
 // one descriptor of `access` while the main thread forks 200 children that
-// _exit at once.  Ends in a child with a 60 s alarm: a hang is a SIGALRM.
+// _exit at once.  Ends in a child with a 100 s alarm: a hang is a SIGALRM.
 int fork_while_streaming(const Options& opt, Transcript& out, int readers, int access, uint32_t tag) {
   constexpr size_t kFile = 256 * kMiB;
   const std::string path = opt.path("forked");
   if (!make_cold_file(path, kFile, tag)) return harness_failure("make_cold_file");
   const std::string ended = run_in_child([&]() -> int {
-    alarm(60);
+    alarm(100);
     int fd = open(path.c_str(), access);
     if (fd < 0) return 10;
     std::atomic<bool> stop{false};
@@ -392,6 +392,10 @@ int fork_while_streaming(const Options& opt, Transcript& out, int readers, int a
         for (uint64_t i = static_cast<uint64_t>(t); !stop.load(); ++i) {
           const off_t off = static_cast<off_t>((i % (kFile / kCall)) * kCall);
           if (!stream(fd, buf.data(), off, 1, tag)) bad.fetch_add(1);
+          // A breath between reads: on two busy cores, readers that never
+          // sleep starve the forking thread past the alarm, plain too.
+          const timespec breath = {0, 200 * 1000};
+          nanosleep(&breath, nullptr);
         }
       });
     while (started.load() + bad.load() < readers) sched_yield();
