@@ -82,10 +82,8 @@ struct LearnTuning {
   // cached_write_batch calls of cached_batch_bytes, reads on every path
   // until there are read_batch_bytes (or their explored run ends).  Most
   // calls return at copy speed, and now and then one pays for many: a read
-  // through the cache waits for the next readahead window, a direct read
-  // for the next blocks of its window (read_ahead.h: 5 us per 64 KiB copied
-  // out, one call in 8-512 waits 9-13 ms), a write for the dirty pages of
-  // many (throttling, writeback).  So one call says little and a batch
+  // through the cache waits for the next readahead window, a write for the
+  // dirty pages of many (throttling, writeback).  So one call says little and a batch
   // says what the path costs: sampled one by one, the average sat far
   // below the mean (1 MiB direct reads at 0.12 ns/byte, three times the
   // device's rate).  A batch through the cache gathers calls of every size
@@ -238,10 +236,7 @@ struct ExploreRun {
   // stream (up to read_ahead_kb, 8 MiB on the development VM): copies from
   // the cache (measured, 0.08-0.17 ns/byte where uncached 64 KiB reads
   // stream at 1.3-1.7).  A direct read run's first request queues behind
-  // that readahead (2.4 ms for 64 KiB, 0.15 alone), the next starts its
-  // read-ahead window, and the window's first blocks all arrive together
-  // (ReadAhead::priming()): timed, its first 4 MiB took 1.5-5.8 ns/byte,
-  // the stream after them 0.3-0.4.
+  // that readahead (2.4 ms for 64 KiB, 0.15 alone).
   uint64_t unmeasured_until = 0;
 
   bool measures(uint64_t offset) const { return offset >= unmeasured_until; }
@@ -435,10 +430,7 @@ class FsCosts {
   //  - through the cache in a direct stream, cold_read_ramp_requests
   //    requests: the run's readahead starts cold;
   //  - direct in a stream that is not, kWindowStartRequests requests: the
-  //    run's read-ahead window starts at its second request (read_ahead.h),
-  //    and those two are read alone, one request's chunks in flight.  What
-  //    the window puts in flight at its start is not measured either
-  //    (File::settle(), ReadAhead::priming()).  Measured whole, a direct
+  //    run's first requests start cold.  Measured whole, a direct
   //    run of one 16 MiB request read at 1.0 GB/s where the class's direct
   //    stream read at 3.2: a class that had left the direct path in a slow
   //    spell of the host never came back to it (docs/performance.md,
