@@ -43,8 +43,6 @@ VARIANTS = {
     "hybrid_wb": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_WRITE_BEHIND": "on"},
     "hybrid_sync": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_URING": "off"},
     "direct": {"HYBRIDIO_POLICY": "direct"},
-    "direct_ra": {"HYBRIDIO_POLICY": "direct", "HYBRIDIO_READ_AHEAD": "32M"},
-    "hybrid_ra": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_READ_AHEAD": "32M"},
 }
 
 

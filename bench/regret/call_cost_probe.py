@@ -3,9 +3,8 @@
 the library, by policy (docs/performance.md, 2026-11-29).
 
 The learner folds a path's calls into samples; how many calls a sample needs
-depends on how the calls' costs are spread.  A direct stream read through the
-read-ahead window (read_ahead.h) has a period: one call waits for the window's
-next blocks, the others copy out.  This reads FILE from its start in CALL-MiB
+depends on how the calls' costs are spread, and a stream may have a period
+(a call that waits for the kernel's next readahead window).  This reads FILE from its start in CALL-MiB
 calls through libhybridio (ctypes: hio_open, hio_pread), one process per
 policy (HYBRIDIO_POLICY), the page cache dropped before each, the policies
 interleaved over the trials, and prints per policy:

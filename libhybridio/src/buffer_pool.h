@@ -16,7 +16,7 @@
 // would then hold more than half of what the process could take with the
 // pool's memory given back, and the kept buffers shrink with it.  In a
 // memory cgroup of 128 MiB, a checkpoint restore of 8 ranks had 64 MiB of
-// staging slots and 52 MiB of read-ahead blocks mapped in 100 ms, and was
+// staging slots and 52 MiB of other staging blocks mapped in 100 ms, and was
 // OOM-killed now and then.
 //
 // Thread-safe.  Works on single-node machines and when numa_available() < 0

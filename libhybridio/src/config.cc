@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -104,8 +105,6 @@ constexpr Setting kSettings[] = {
      "direct writes return once staged; errors are reported at the next fsync or close"},
     {"write_behind_limit", Kind::kSize, CONFIG_FIELD(engine.write_behind_limit), at_least(1 * kM),
      "staging memory for write-behind, per process"},
-    {"read_ahead", Kind::kSizeOrOff, CONFIG_FIELD(engine.read_ahead), at_most_or_on(1 * kG, 16 * kM),
-     "bytes read ahead of a sequential direct read stream (at least two of its requests, up to 128M), under a read lease (off: none)"},
     {"dontcache", Kind::kBool, CONFIG_FIELD(dontcache), none(), "use RWF_DONTCACHE where supported"},
     {"drop_behind", Kind::kSizeOrOff, CONFIG_FIELD(drop_behind), at_most_or_on(1 * kG, 16 * kM),
      "hybrid: an uncached write of at least this size is a buffered write whose writeback and page drop the kernel's "
@@ -120,10 +119,8 @@ constexpr Setting kSettings[] = {
      "samples a measurement averages over (the first N, then an exponential average of weight 1/N)"},
     {"learn_uncached_writes", Kind::kBool, CONFIG_FIELD(learn_uncached_writes), none(),
      "hybrid, learning: off the page cache, writes start uncached (RWF_DONTCACHE) and go direct once direct is measured clearly cheaper at their size (off: direct until uncached is)"},
-    {"learn_pipelined_reads", Kind::kBool, CONFIG_FIELD(learn_pipelined_reads), none(),
-     "hybrid, learning: a cold sequential read stream of a file with 64M or more left goes direct through the read-ahead pipeline from 64K calls up, until buffered is measured clearly cheaper at their size (off: from stream_threshold)"},
     {"learn_uncached_random_reads", Kind::kBool, CONFIG_FIELD(learn_uncached_random_reads), none(),
-     "hybrid, learning: the reads of a stream that began at random (not at offset 0, after a stream of one request or none, or after a short one that began at random), until a read-ahead window could serve it, go uncached (RWF_DONTCACHE) when large enough to leave the page cache, until their size is measured both ways as reads at random, which are learned apart from streams (off: direct, as configured)"},
+     "hybrid, learning: the reads of a stream that began at random (not at offset 0, after a stream of one request or none, or after a short one that began at random), until the stream is stream_min_run requests long, go uncached (RWF_DONTCACHE) when large enough to leave the page cache, until their size is measured both ways as reads at random, which are learned apart from streams (off: direct, as configured)"},
     {"learn_confirm", Kind::kSize, CONFIG_FIELD(learn_confirm), none(),
      "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),
@@ -172,6 +169,25 @@ static_assert(every_row_is_consistent(), "a setting's kind or limits do not fit 
 
 constexpr hio_mode kModes[] = {HIO_MODE_HYBRID, HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
+
+// Settings that no longer exist: accepted and ignored, with one warning
+// per process when one is set (environment or config file).
+constexpr const char* kRemovedSettings[][2] = {
+    {"read_ahead", "reads are never read ahead across calls: a direct read runs inside the call that asks for it"},
+    {"learn_pipelined_reads", "there is no read pipeline to start a read stream in"},
+};
+
+const char* removed_setting(const std::string& key) {
+  for (const auto& r : kRemovedSettings)
+    if (strcasecmp(key.c_str(), r[0]) == 0) return r[1];
+  return nullptr;
+}
+
+void warn_removed(const std::string& origin, const char* why) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  HIO_WARN("%s is a removed setting, ignored: %s", origin.c_str(), why);
+}
 
 const Setting* find_setting(const std::string& key) {
   for (const Setting& s : kSettings)
@@ -367,6 +383,10 @@ void load_file(Config& c, const std::string& path, std::vector<std::string>* pro
     std::string where = path + ":" + std::to_string(lineno);
     size_t eq = line.find('=');
     std::string key = trim(line.substr(0, eq));
+    if (const char* why = eq == std::string::npos ? nullptr : removed_setting(key)) {
+      warn_removed(where + ": " + key, why);
+      continue;
+    }
     const Setting* found = eq == std::string::npos ? nullptr : find_setting(key);
     if (!found) {
       std::string msg = where + ": '" + line + "' is not a setting: expected 'key = value' with key one of " +
@@ -419,6 +439,7 @@ void clamp_engine_settings(EngineSettings* engine) {
   Config c;
   c.engine = *engine;
   clamp(c);
+  c.engine.read_ahead = 0;  // a removed setting (kRemovedSettings)
   *engine = c.engine;
 }
 
@@ -480,6 +501,10 @@ Config load_config(const EnvLookup& env, std::vector<std::string>* problems) {
   for (const Setting& s : kSettings) {
     std::string name = variable_name(s.key);
     if (const char* value = env(name.c_str())) apply(c, s, value, name, problems);
+  }
+  for (const auto& r : kRemovedSettings) {
+    std::string name = variable_name(r[0]);
+    if (env(name.c_str())) warn_removed(name, r[1]);
   }
   return c;
 }

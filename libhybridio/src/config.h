@@ -41,7 +41,7 @@ struct EngineSettings : hio_engine_config {
     uring = 1;
     write_behind = 0;
     write_behind_limit = 64 << 20;
-    read_ahead = 16 << 20;
+    read_ahead = 0;  // ignored
   }
 };
 
@@ -59,7 +59,6 @@ struct Config {
   uint32_t learn_explore = 3;      // percent of bytes that explore another path
   uint32_t learn_damping = 10;     // samples an estimate averages over
   bool learn_uncached_writes = true;  // off the cache, writes start uncached (LearnTuning::uncached_writes_first)
-  bool learn_pipelined_reads = true;  // long cold read streams start pipelined (LearnTuning::pipelined_reads_first)
   bool learn_uncached_random_reads = true;  // large reads of a file read at random start uncached (LearnTuning::uncached_random_reads_first)
   uint64_t learn_confirm = 1ULL << 30;  // bytes a move of a measured choice waits (LearnTuning::move_confirm_bytes)
   std::string state_dir;           // where learned costs persist; "" = the XDG default

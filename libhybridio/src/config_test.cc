@@ -182,8 +182,7 @@ TEST(SettingsTable, DefaultsAreTheStructsOwn) {
   EXPECT_EQ(v, "2M");  // hio_policy_config_defaults()
   ASSERT_TRUE(get_setting(defaults, "chunk_size", &v));
   EXPECT_EQ(v, "1M");  // EngineSettings()
-  ASSERT_TRUE(get_setting(defaults, "read_ahead", &v));
-  EXPECT_EQ(v, "16M");  // on by default (read_ahead.h)
+  EXPECT_FALSE(get_setting(defaults, "read_ahead", &v));  // a removed setting
   EXPECT_FALSE(get_setting(defaults, "no_such_key", &v));
 }
 
@@ -238,9 +237,7 @@ TEST(SettingsTable, LimitsComeFromTheRow) {
   EXPECT_FALSE(set_setting(&c, "queue_depth", "257"));
   EXPECT_FALSE(set_setting(&c, "queue_depth", "8K"));  // an integer, not a size
   EXPECT_FALSE(set_setting(&c, "write_behind_limit", "512K"));
-  EXPECT_FALSE(set_setting(&c, "read_ahead", "2G"));
-  EXPECT_TRUE(set_setting(&c, "read_ahead", "on"));
-  EXPECT_EQ(c.engine.read_ahead, 16u << 20);
+  EXPECT_FALSE(set_setting(&c, "read_ahead", "on"));  // a removed setting
   EXPECT_FALSE(set_setting(&c, "stats", ""));
   EXPECT_EQ(c.engine.chunk_size, 64u << 20);  // the refused values changed nothing
 
@@ -251,6 +248,14 @@ TEST(SettingsTable, LimitsComeFromTheRow) {
                              "from 64K to 64M; keeping 1M"),
             std::string::npos)
       << problems[0];
+}
+
+TEST(SettingsTable, RemovedSettingsAreIgnoredWithoutAProblem) {
+  std::vector<std::string> problems;
+  const Config c = load_config(env_of({{"HYBRIDIO_READ_AHEAD", "32M"}, {"HYBRIDIO_LEARN_PIPELINED_READS", "off"}}),
+                               &problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(c.engine.read_ahead, 0u);
 }
 
 TEST(SettingsTable, EngineSettingsAreClampedToTheRowsLimits) {
@@ -265,7 +270,7 @@ TEST(SettingsTable, EngineSettingsAreClampedToTheRowsLimits) {
   EXPECT_EQ(e.chunk_size, 64u << 10);
   EXPECT_EQ(e.uring, 1);
   EXPECT_EQ(e.write_behind_limit, 1u << 20);
-  EXPECT_EQ(e.read_ahead, 1u << 30);
+  EXPECT_EQ(e.read_ahead, 0u);  // a removed setting: ignored
   e.queue_depth = 0;
   e.chunk_size = 3 << 20;  // in range, not a power of two: the default
   clamp_engine_settings(&e);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <liburing.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,10 +14,13 @@
 #include <mutex>
 #include <new>
 
+#include "fork_order.h"
+#include "lease_guard.h"
 #include "library_thread.h"
 #include "log.h"
 #include "runtime.h"
 #include "stats.h"
+#include "syscall_table.h"
 #include "uring_engine.h"
 
 namespace hybridio {
@@ -85,6 +89,7 @@ class Worker {
 
   // fork(2): the lock is taken before and released in both processes; the
   // child has no worker (threads do not survive fork) and starts afresh.
+  static constexpr ForkLevel kForkLevel = ForkLevel::kDropBehind;
   void before_fork() { mu_.lock(); }
   void after_fork_parent() { mu_.unlock(); }
   void after_fork_child() {
@@ -230,6 +235,7 @@ class Worker {
           done += slots_[s].bytes;
           slots_[s] = Slot{};
           ++closed;
+          twin_closed(false);
           break;
         case kSync:
         case kAdvise:
@@ -249,6 +255,9 @@ class Worker {
   // finishes it; the writers are told, and take RWF_DONTCACHE.
   void give_up() {
     std::lock_guard<std::mutex> lock(mu_);
+    // Whatever the kernel still runs ends by itself; none of it is counted
+    // as a library open any more (lease_guard.h).
+    for (unsigned i = 0; i < queued_ + busy_; ++i) twin_closed(false);
     failed_ = true;
     queued_ = busy_ = 0;
     backlog_ = 0;
@@ -280,7 +289,16 @@ bool drop_behind_wanted(uint64_t len) {
 }
 
 bool DropBehind::begin(int fd, uint64_t len) {
-  if (fd_ >= 0 || !worker().reserve(len)) return false;
+  if (fd_ >= 0) return false;
+  // The worker's reopen is an open of the inode, which would break the
+  // program's lease: none while one is held or being set (lease_guard.h).
+  // Counted until the worker has closed it (or it is never made).
+  struct stat st;
+  if (sys().fstat(fd, &st) != 0 || !twin_may_open(fd, st.st_dev, st.st_ino, false)) return false;
+  if (!worker().reserve(len)) {
+    twin_closed(false);
+    return false;
+  }
   fd_ = fd;
   return true;
 }
@@ -289,7 +307,10 @@ void DropBehind::finish(uint64_t offset, uint64_t done) {
   if (fd_ < 0) return;
   const int fd = fd_;
   fd_ = -1;
-  if (done == 0 || !worker().hand_over(Write{fd, offset, done})) return;
+  if (done == 0 || !worker().hand_over(Write{fd, offset, done})) {
+    twin_closed(false);
+    return;
+  }
   Stats& st = Runtime::get().stats();
   st.add(st.drop_behind_writes);
   st.add(st.drop_behind_bytes, done);

@@ -37,7 +37,6 @@
 #include "expect_bytes.h"
 #include "file_bytes.h"
 #include "hybridio/hybridio.h"
-#include "read_ahead.h"
 #include "syscall_table.h"
 #include "uring_engine.h"
 
@@ -259,7 +258,6 @@ enum class Path {
   kWriteBehind,       // write-behind, synchronous writer; error at fsync
   kWriteBehindUring,  // write-behind, io_uring writer; error at fsync
   kWriteBehindClose,  // write-behind, synchronous writer; error at close
-  kReadAhead,    // sequential 64 KiB direct reads served by the read-ahead window
   kDontcache,    // RWF_DONTCACHE
 };
 
@@ -274,12 +272,12 @@ constexpr PathInfo kPaths[] = {
     {Path::kSplitTail, "split_tail"},  {Path::kBounce, "bounce"},
     {Path::kParallel, "parallel"},     {Path::kParallelBounce, "parallel_bounce"},
     {Path::kWriteBehind, "writebehind"}, {Path::kWriteBehindUring, "writebehind_uring"},
-    {Path::kWriteBehindClose, "writebehind_close"}, {Path::kReadAhead, "readahead"},
+    {Path::kWriteBehindClose, "writebehind_close"},
     {Path::kDontcache, "dontcache"},
 };
 
 bool uses_ring(Path p) {
-  return p == Path::kParallel || p == Path::kParallelBounce || p == Path::kWriteBehindUring || p == Path::kReadAhead;
+  return p == Path::kParallel || p == Path::kParallelBounce || p == Path::kWriteBehindUring;
 }
 bool write_behind(Path p) {
   return p == Path::kWriteBehind || p == Path::kWriteBehindUring || p == Path::kWriteBehindClose;
@@ -301,13 +299,11 @@ std::vector<Cell> matrix() {
   for (const PathInfo& p : kPaths) {
     for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
       if (op == HIO_OP_READ && (write_behind(p.path)))  continue;
-      if (op == HIO_OP_WRITE && p.path == Path::kReadAhead) continue;
       std::vector<Fault> faults = {kEio};
       if (op == HIO_OP_WRITE) faults.insert(faults.end(), {kEnospc, kEfbig, kEdquot});
       faults.insert(faults.end(), {kShortOnce, kEagain});
       if (uses_ring(p.path)) faults.push_back(kEagainEnter);
       if (p.path == Path::kParallel) faults.push_back(kEagainExhausted);
-      if (p.path == Path::kReadAhead) faults.push_back(kEioTransient);
       for (const Fault& f : faults) cells.push_back(Cell{op, p, f});
     }
   }
@@ -321,7 +317,6 @@ constexpr uint64_t kLen = 1 * M;         // its length
 constexpr uint64_t kWriteFileSize = M + M / 2;  // the old file: the request extends it
 constexpr uint64_t kWriteBehindFileSize = 4 * M;  // write-behind overwrites (no extension)
 constexpr uint64_t kReadFileSize = 4 * M;
-constexpr uint64_t kReadAheadStream = 3 * M;  // what the read-ahead path reads, 64 KiB at a time
 
 class FaultMatrix : public testing::DirectEngineTest, public ::testing::WithParamInterface<Cell> {
  protected:
@@ -354,7 +349,6 @@ class FaultMatrix : public testing::DirectEngineTest, public ::testing::WithPara
     e.uring = uses_ring(p) ? 1 : 0;
     e.write_behind = write_behind(p) ? 1 : 0;
     e.write_behind_limit = 8 * M;
-    e.read_ahead = p == Path::kReadAhead ? 2 * M : 0;
     hio_engine_set(&e);
   }
 
@@ -363,10 +357,6 @@ class FaultMatrix : public testing::DirectEngineTest, public ::testing::WithPara
     return p == Path::kSplitHead || p == Path::kSplitBody || p == Path::kSplitTail ? kOff + 100 : kOff;
   }
   static uint64_t fault_offset(Path p, const Fault& f) {
-    // Read-ahead: EAGAIN where a window block (2 MiB) starts, so that block
-    // fails whole and the window retries it; the others inside a block, so
-    // it comes back short and the read there is the caller's own.
-    if (p == Path::kReadAhead) return f.kind == Kind::kShort ? M + 4 * K : f.kind == Kind::kAgain ? 2 * M : M;
     if (p == Path::kSplitHead) return kOff + 1900;               // in the head [1M+100, 1M+4K)
     if (p == Path::kSplitTail) return kOff + kLen + 50;          // in the tail [2M, 2M+100)
     // In the body, page aligned: EAGAIN on a chunk boundary (a whole chunk
@@ -431,8 +421,6 @@ TEST_P(FaultMatrix, Cell) {
   g_old = testing::random_bytes(size0, 1);
   ASSERT_TRUE(write_file_durably(path, g_old));
   // Faulted write chunks get their old bytes back through this descriptor.
-  // Reads leave it closed: a file open for writing gets no read lease, and
-  // so no read-ahead window (read_ahead.h).
   if (cell.op == HIO_OP_WRITE) {
     g_restore_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(g_restore_fd, 0);
@@ -464,16 +452,7 @@ TEST_P(FaultMatrix, Cell) {
   const bool exhaust = cell.fault.kind == Kind::kAgainEnterExhausted;
 
   std::vector<int64_t> results;
-  if (p == Path::kReadAhead) {
-    // 64 KiB reads from the start: one chunk each, so only the window's
-    // reads enter a ring; the window holds X long before the stream gets there.
-    for (uint64_t o = 0; o < kReadAheadStream; o += kChunk) {
-      const ssize_t n = hio_pread(f, buf, kChunk, static_cast<off_t>(o));
-      results.push_back(n);
-      if (n != static_cast<ssize_t>(kChunk)) break;
-      ASSERT_TRUE(testing::same_bytes(buf, g_old.data() + o, kChunk)) << "read at " << o;
-    }
-  } else if (cell.op == HIO_OP_READ) {
+  if (cell.op == HIO_OP_READ) {
     memset(buf, 0, kLen);
     results = run_calls(
         kLen, [&](uint64_t d) { return hio_pread(f, buf + d, kLen - d, static_cast<off_t>(off + d)); }, exhaust);
@@ -500,14 +479,7 @@ TEST_P(FaultMatrix, Cell) {
   const hio_stats s = stats();
 
   // The results.
-  std::vector<int64_t> want;
-  if (p == Path::kReadAhead) {
-    const bool fails = cell.fault.kind == Kind::kError;
-    for (uint64_t o = 0; o < (fails ? at : kReadAheadStream); o += kChunk) want.push_back(static_cast<int64_t>(kChunk));
-    if (fails) want.push_back(-cell.fault.err);
-  } else {
-    want = expected_results(p, cell.fault, off, at);
-  }
+  const std::vector<int64_t> want = expected_results(p, cell.fault, off, at);
   EXPECT_EQ(show_results(results), show_results(want)) << "call results";
   EXPECT_GT(fired, 0) << "the fault never fired: the cell tested nothing";
 
@@ -571,12 +543,6 @@ TEST_P(FaultMatrix, Cell) {
     case Path::kWriteBehindUring:
     case Path::kWriteBehindClose:
       EXPECT_GT(s.write_behind_writes, 0u);
-      break;
-    case Path::kReadAhead:
-      EXPECT_GT(s.read_ahead_hits, 0u) << "the window served no read";
-      if (cell.fault.kind != Kind::kAgainEnter) {
-        EXPECT_GT(s.read_ahead_dropped + s.uring_retries, 0u);
-      }
       break;
   }
   if (cell.fault.kind == Kind::kAgain && (p == Path::kParallel || p == Path::kParallelBounce || p == Path::kWriteBehindUring)) {

@@ -21,6 +21,7 @@
 #include "checked_copy.h"
 #include "drop_behind.h"
 #include "fsize_limit.h"
+#include "lease_guard.h"
 #include "log.h"
 #include "memory_pressure.h"
 #include "pinned_request.h"
@@ -163,7 +164,7 @@ bool has_writeback(int fd) {
 
 File::File(Runtime& rt, int fd, bool owns_fd, int open_flags)
     : rt_(rt), fd_(fd), owns_fd_(owns_fd), open_flags_(open_flags), align_(query_dio_alignment(fd)),
-      has_writeback_(has_writeback(fd)), ra_(this) {
+      has_writeback_(has_writeback(fd)) {
   if (align_.mem_align == 0 || align_.offset_align == 0) no_direct_.store(true);
 }
 
@@ -208,6 +209,11 @@ int File::direct_fd() {
   std::lock_guard<std::mutex> lock(twin_mu_);
   if ((dfd = direct_fd_.load(std::memory_order_relaxed)) >= 0) return dfd;
   if (no_direct_.load()) return -1;
+  // The twin is an open of the inode, which would break a lease the
+  // program holds on its descriptor: none then; this request takes the
+  // page cache, and the next asks again (lease_guard.h).
+  struct stat own;
+  if (sys().fstat(fd_, &own) != 0 || lease_held(fd_, own.st_dev, own.st_ino)) return -1;
   // Re-open the same inode through /proc: the caller's descriptor keeps its
   // flags untouched (F_GETFL shows nothing new) and the twin is ours alone.
   int access = open_flags_ & O_ACCMODE;
@@ -236,7 +242,6 @@ int File::direct_fd() {
 }
 
 void File::forget_direct_fd(int fd) {
-  if (ra_.forget_fd(fd)) return;  // the read-ahead window's lease descriptor
   // The program closed (or replaced) our twin: drop it without closing;
   // the next direct request opens a new one.  Queued writes on it finish
   // first, before the number can be reused for another file.
@@ -293,7 +298,6 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset, const 
   // Nothing reads or overwrites a range while a queued write of it is pending.
   if (!wb_.idle()) wb_.wait_overlap(offset, len);
   if (op != HIO_OP_WRITE) return route(describe(op, buf, len, offset), buf, true, plan);
-  ra_.invalidate();  // nothing read ahead before this write is served after it
   // The contention signal: how many threads are writing this file right now.
   const uint32_t writers = writers_.fetch_add(1, std::memory_order_relaxed) + 1;
   hio_request req = describe(op, buf, len, offset);
@@ -309,19 +313,7 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   // when it begins with calls too small to be learned.
   if (req.op == HIO_OP_READ && req.seq_run == 0) {
     read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
-    read_stream_length_.store(StreamLength::kUnjudged, std::memory_order_relaxed);
     judge_random_stream(req, base.stream_min_run);
-    ra_explore_at_.store(~0ULL, std::memory_order_relaxed);
-    // Where the stream began is judged once (decide_with()), by whichever
-    // decision of this request reaches a stream-sized call first: reset
-    // here, once per request, not in decide_with(), which the learner calls
-    // for the measured and the configured thresholds in turn.  Reset there,
-    // a stream whose measured thresholds keep its calls in the cache had
-    // its judgement of the first call undone by the second decision and
-    // judged again at its second call, over what the first call's
-    // readahead had cached: "began on cached data", so every later call
-    // was `read_cached` (docs/performance.md, twenty-seventh session).
-    stream_start_.store(StreamStart::kUnjudged, std::memory_order_relaxed);
   }
   // Learned thresholds: the measured ones of this file's filesystem, when
   // there are any (file_learning.cc); else exactly the configured ones.
@@ -342,32 +334,6 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
   const uint64_t len = req.length, offset = req.offset;
   hio_decision d;
 
-  // A sequential read stream may go direct once a read pipeline is there
-  // for it (policy.h, the `sequential` rule): ask only for such a stream.
-  // Where the stream began - its first request large enough for the
-  // pipeline, which may follow small ones such as a record header - note
-  // whether it began on uncached data: the kernel's readahead behind its
-  // first (buffered) requests then keeps the range ahead of it in the
-  // cache (in flight), which is no reason to keep the stream in the cache
-  // - and each buffered read there would start the next readahead.  Less
-  // than cached_percent cached counts as uncached there: what a small
-  // read before it read ahead.
-  bool readahead_ahead = false;
-  if (op == HIO_OP_READ && cfg.mode == HIO_MODE_HYBRID) {
-    if (len >= cfg.stream_threshold && engine_settings().read_ahead) {
-      const StreamStart start = stream_start_.load(std::memory_order_relaxed);
-      if (start == StreamStart::kUnjudged) {
-        const CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
-        const uint64_t pages = hio_range_pages(offset, len, cfg.page_size);
-        const bool cold = cache.cached_pages >= 0 &&
-                          !hio_at_least_percent(static_cast<uint64_t>(cache.cached_pages), pages, cfg.cached_percent);
-        stream_start_.store(cold ? StreamStart::kCold : StreamStart::kCached, std::memory_order_relaxed);
-      } else if (req.seq_run >= cfg.stream_min_run && read_pipeline(req)) {
-        req.file_flags |= HIO_FILE_READ_PIPELINE;
-        readahead_ahead = start == StreamStart::kCold;
-      }
-    }
-  }
   // Memory pressure only matters for requests it could push over a threshold.
   if (cfg.mode == HIO_MODE_HYBRID) {
     if (len >= hio_policy_smallest_offcache(&cfg, op) && len < std::max(cfg.write_threshold, cfg.read_threshold))
@@ -387,7 +353,7 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
     if (cfg.mode == HIO_MODE_HYBRID && !probed) {
       CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
       count_probe(cache.method);
-      req.cached_pages = readahead_ahead ? 0 : cache.cached_pages;
+      req.cached_pages = cache.cached_pages;
       req.dirty_pages = cache.dirty_pages;
       probed = true;
     }
@@ -476,14 +442,12 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first, const Plan* p
 ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf,
                                const bool* planned_measure) {
   if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
-  // Learned thresholds: the request's cost is measured (file_learning.cc),
-  // unless it read in a read-ahead window's start (ReadAhead::priming()).
+  // Learned thresholds: the request's cost is measured (file_learning.cc).
   // worth_measuring() notes the path in the stream: once per request.
   const bool measure = planned_measure ? *planned_measure : worth_measuring(req, d);
   const uint64_t started = monotonic_ns();
   const ssize_t n = execute(req, d, buf);
-  const bool priming = req.op == HIO_OP_READ && d.path == HIO_PATH_DIRECT && ra_.priming(req.offset);
-  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure && !priming);
+  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure);
   return n;
 }
 
@@ -891,35 +855,6 @@ File::Piece File::sync_body(hio_op op, int dfd, char* buf, uint64_t len, uint64_
   return p;
 }
 
-File::Piece File::read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce) {
-  const EngineSettings engine = engine_settings();
-  if (!engine.read_ahead || !engine.uring || !uring_usable()) return loop_direct(HIO_OP_READ, buf, len, offset, bounce);
-  // The window reads on a descriptor of its own (read_ahead.h), under the
-  // shim too; only a miss takes the request's own path (pinned or not).
-  ReadAhead::Refill next;
-  next.ahead = ReadAhead::window_for(engine.read_ahead, len);
-  next.limit = ra_hold_.load(std::memory_order_relaxed) ? 0 : ra_run_left_.load(std::memory_order_relaxed);
-  ra_.begin(fd_, len, offset, next.ahead, next.limit);  // a large read at the file's beginning
-  Piece p;
-  p.done = ra_.serve(buf, len, offset, rt_.stats(), &next);
-  if (p.done) {
-    rt_.stats().count_bytes(HIO_OP_READ, HIO_PATH_DIRECT, p.done);
-    if (PinnedRequest* pin = PinnedRequest::current()) pin->note_direct_read();
-  } else {
-    p = loop_direct(HIO_OP_READ, buf, len, offset, bounce);
-  }
-  if (p.done == len) ra_.advance(fd_, len, offset, next.ahead, rt_.stats(), next.limit);
-  return p;
-}
-
-bool File::read_pipeline(const hio_request& req) {
-  const EngineSettings engine = engine_settings();
-  // The window keeps at least two requests ahead, on a ring (read_ahead.cc).
-  if (!engine.uring || ReadAhead::window_for(engine.read_ahead, req.length) < 2 * req.length) return false;
-  if (req.file_flags & (HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT | HIO_FILE_CALLER_DIRECT)) return false;
-  return uring_usable() && ra_.pipeline_available(fd_);
-}
-
 ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) {
   const hio_op op = req.op;
   const uint64_t offset = req.offset;
@@ -963,8 +898,7 @@ ssize_t File::execute(const hio_request& req, const hio_decision& d, char* buf) 
     }
     return static_cast<ssize_t>(done);
   }
-  Piece body = op == HIO_OP_READ ? read_direct(buf + done, d.body_len, offset + done, d.bounce)
-                                 : loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
+  Piece body = loop_direct(op, buf + done, d.body_len, offset + done, d.bounce);
   done += body.done;
   if (body.error) return result_of(done, body.error);
   // Whatever the direct body left (refused, short at EOF or a full disk) and
@@ -1078,21 +1012,18 @@ void File::note_sync(uint64_t ns) {
 
 int File::truncate(uint64_t length) {
   wb_.wait_all();
-  ra_.invalidate();
   return sys().ftruncate(fd_, static_cast<off_t>(length)) == 0 ? 0 : -errno;
 }
 
 void File::set_mapped(bool mapped) {
   if (mapped) {
     wb_.wait_all();  // a mapping sees the file, not the queue
-    ra_.invalidate();
   }
   mapped_.store(mapped, std::memory_order_relaxed);
 }
 
 int File::close() {
   wb_.wait_all();
-  ra_.drop();
   const int deferred = wb_.take_error();
   int dfd = direct_fd_.exchange(-1);
   if (dfd >= 0) {

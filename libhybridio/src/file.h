@@ -25,7 +25,6 @@
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
 #include "path_costs.h"
-#include "read_ahead.h"
 #include "uring_engine.h"
 #include "write_behind.h"
 
@@ -60,8 +59,6 @@ class File {
   int close();
 
   const DioAlignment& alignment() const { return align_; }
-  // The read-ahead window of the file's direct read streams (tests look at it).
-  const ReadAhead& read_ahead() const { return ra_; }
 
   // What the policy would do with a request, without doing it or moving
   // the sequential-stream state on (the LD_PRELOAD shim plans a call, then
@@ -201,26 +198,13 @@ class File {
   void count_direct(hio_op op, uint64_t bytes, bool bounce);
   // Its misaligned-memory case: staged chunk by chunk, copies overlapping I/O.
   Piece pinned_staged(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset);
-  // A direct read body: from the read-ahead window when it holds it, else
-  // loop_direct; then the window is kept ahead of the stream.
-  Piece read_direct(char* buf, uint64_t len, uint64_t offset, bool bounce);
-  // Whether a read-ahead window could pipeline a stream of requests like
-  // `req` now (the policy's HIO_FILE_READ_PIPELINE; takes the read lease).
-  bool read_pipeline(const hio_request& req);
-  bool long_read_stream(const hio_request& req);
   // Whether `req` is a read at random: the stream it belongs to began at
   // random (judge_random_stream(), at its first request) and is not yet
-  // long enough for a read-ahead window.  Such reads are learned apart
+  // stream_min_run requests long.  Such reads are learned apart
   // (FsCostSet::random_reads), and go uncached off the cache until their
   // class is measured (LearnTuning::uncached_random_reads_first).
   bool reads_at_random(const hio_request& req) const;
   void judge_random_stream(const hio_request& req, uint32_t stream_min_run);
-  // Whether a run of `run_len` bytes through the cache, due now in a read
-  // stream served by its window (or at its first request, before the window
-  // starts), waits for the file's last `run_len` bytes
-  // (the window then reads no further than where they start); `first_look`:
-  // the class has no estimate of the run's path yet.
-  bool explores_at_file_end(const hio_request& req, uint64_t run_len, bool first_look);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -247,22 +231,13 @@ class File {
   std::atomic<uint32_t> stream_before_run_{kNoStream};
   std::atomic<bool> random_stream_{false};              // the current read stream began at random
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
-  // How the read stream began: its first large request not come yet, or
-  // it found little (kCold) or much (kCached) of its range cached.
-  enum class StreamStart : uint8_t { kUnjudged, kCold, kCached };
-  std::atomic<StreamStart> stream_start_{StreamStart::kUnjudged};
   // Off the cache, the path of the read stream in progress, judged with
   // the learned preference of its first learned request's size class
   // (file_learning.cc, steer()).
   enum class StreamPath : uint8_t { kUnjudged, kDirect, kUncached };
   std::atomic<StreamPath> read_stream_path_{StreamPath::kUnjudged};
-  // Whether the read stream in progress had LearnTuning::pipelined_reads_min_left
-  // bytes of its file left when it became a stream (steer()).
-  enum class StreamLength : uint8_t { kUnjudged, kLong, kShort };
-  std::atomic<StreamLength> read_stream_length_{StreamLength::kUnjudged};
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
-  ReadAhead ra_;                             // direct reads in flight ahead (HYBRIDIO_READ_AHEAD)
   LearnedFs* learned_fs_ = nullptr;          // this file's filesystem in the learner; nullptr: none
   // Bytes written since the last sync or close, per path (kFlushBuffered,
   // kFlushUncached, kFlushDirect) and size class; [kSizeClasses]: those of
@@ -270,21 +245,6 @@ class File {
   std::atomic<uint64_t> unsynced_[kFlushPaths][kSizeClasses + 1]{};
   std::mutex run_mu_;                         // (after the filesystem's mu)
   ExploreRun runs_[2];                        // per direction: the exploration run under way, if any
-  // A read exploration is due: the read-ahead window puts nothing new in
-  // flight, and the run starts once the stream has used what is there.
-  std::atomic<bool> ra_hold_{false};
-  // Bytes left of the explored direct read run in progress (~0: none): the
-  // window reads no further ahead than the run goes, so a run of a few
-  // calls does not put 32 MiB in flight that the stream then reads again
-  // through the cache.
-  std::atomic<uint64_t> ra_run_left_{~0ULL};
-  // Where a run through the cache due in the read stream in progress
-  // waits to start, at its file's end (~0: none; explores_at_file_end()):
-  // the window reads no further.
-  std::atomic<uint64_t> ra_explore_at_{~0ULL};
-  void limit_read_ahead(uint64_t bytes) {
-    if (ra_run_left_.load(std::memory_order_relaxed) != bytes) ra_run_left_.store(bytes, std::memory_order_relaxed);
-  }
   std::atomic<uint8_t> last_path_[2]{{HIO_PATH_COUNT}, {HIO_PATH_COUNT}};  // of the last learned request
 };
 

@@ -27,9 +27,6 @@ constexpr uint32_t kNotLearned =
 // kernel's readahead cached for the stream before it (read_ahead_kb is
 // 128 KiB by default, 8 MiB on the development VM's virtio disk).
 constexpr uint64_t kReadaheadProbeBytes = 64 << 20;
-// A first look through the cache waits for the file's end only when that
-// is this close: estimates settle within the first GiB of a stream.
-constexpr uint64_t kFirstLookReach = 1ULL << 30;
 
 // Decisions made by a size threshold: the ones measurements may move, and
 // the only ones whose cost says something about their path at that size.
@@ -62,21 +59,15 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   const PackedVerdicts v = fs.verdicts_for(req.op, at_random);
   const LearnTuning& tuning = rt_.learned()->tuning();
   const bool uncached_first = req.op == HIO_OP_WRITE && tuning.uncached_writes_first;
-  const bool pipelined_first = req.op == HIO_OP_READ && long_read_stream(req);
   const bool random_uncached =
       at_random && tuning.uncached_random_reads_first && (req.file_flags & HIO_FILE_DONTCACHE_OK);
-  if (v == 0 && !uncached_first && !pipelined_first && !random_uncached) return base;
+  if (v == 0 && !uncached_first && !random_uncached) return base;
   *learned = base;
   if (req.op == HIO_OP_WRITE) {
     learned->write_threshold = learned_threshold(v, base.write_threshold);
     learned->stream_threshold = learned_threshold(v, base.stream_threshold);
   } else {
     learned->read_threshold = learned_threshold(v, base.read_threshold);
-    // A read stream with a pipeline goes direct from the stream threshold
-    // (policy.h, `sequential`): it moves with the verdicts too, and starts
-    // at the smallest learned size in a long stream (pipelined_reads_first).
-    const uint64_t stream = pipelined_first ? std::min(base.stream_threshold, class_floor(0)) : base.stream_threshold;
-    learned->stream_threshold = learned_threshold(v, stream);
   }
   const int c = size_class(req.length);
   bool uncached = req.op == HIO_OP_WRITE ? stream_prefers_dontcache(v, c, uncached_first) : prefers_dontcache(v, c);
@@ -87,9 +78,9 @@ const hio_policy_config& File::steer(LearnedFs& fs, const hio_policy_config& bas
   } else if (req.op == HIO_OP_READ) {
     // One off-cache path per read stream, the one its first learned
     // request's class prefers: a restore of records of many sizes whose
-    // classes went different ways switched between the direct read-ahead
-    // window and the kernel's readahead at every record, and read at 1.3-1.4
-    // GB/s where either path alone read 2.2-2.5 (main job, 8 ranks).
+    // classes went different ways switched between direct reads and the
+    // kernel's readahead at every record, and read at 1.3-1.4 GB/s where
+    // either path alone read 2.2-2.5 (main job, 8 ranks).
     const StreamPath judged = uncached ? StreamPath::kUncached : StreamPath::kDirect;
     const StreamPath current = read_stream_path_.load(std::memory_order_relaxed);
     if (current == StreamPath::kUnjudged)
@@ -119,65 +110,13 @@ void File::judge_random_stream(const hio_request& req, uint32_t stream_min_run) 
                                                          : stream_run_.load(std::memory_order_relaxed);
   // Read at random: not from the file's beginning, where a restore's (or
   // a copy's) stream starts, and the stream before was one request, or
-  // began at random and ended before a read-ahead window could serve it (a
+  // began at random and ended before stream_min_run requests (a
   // shuffle of blocks puts some side by side), or there was none.
   const bool random =
       req.offset != 0 &&
       (before == kNoStream || before == 0 ||
        (before < stream_min_run && random_stream_.load(std::memory_order_relaxed)));
   random_stream_.store(random, std::memory_order_relaxed);
-}
-
-bool File::long_read_stream(const hio_request& req) {
-  const PathCosts& learned = *rt_.learned();
-  if (!learned.pipelined_reads_first()) return false;
-  StreamLength length = read_stream_length_.load(std::memory_order_relaxed);
-  if (length == StreamLength::kUnjudged) {
-    // Judged at the stream's first request, so that a stream judged long
-    // has its start judged cold or cached (decide_with()) before the
-    // kernel's readahead behind its first buffered calls caches what
-    // follows.  Not in a file read at random (the stream before was one
-    // request): an fstat there would add 0.4 us to every 64 KiB read, a
-    // sixth of one from the cache.
-    length = StreamLength::kShort;
-    struct stat st;
-    if (req.seq_run == 0 && stream_before_run_.load(std::memory_order_relaxed) != 0 && sys().fstat(fd_, &st) == 0 &&
-        static_cast<uint64_t>(st.st_size) >= req.offset + learned.tuning().pipelined_reads_min_left)
-      length = StreamLength::kLong;
-    read_stream_length_.store(length, std::memory_order_relaxed);
-  }
-  return length == StreamLength::kLong;
-}
-
-bool File::explores_at_file_end(const hio_request& req, uint64_t run_len, bool first_look) {
-  // Started in the middle of the stream, the run costs the stream about
-  // twice its share: the window drains for it, and after it starts over
-  // (its first blocks arrive together, its staging is touched afresh), with
-  // the kernel's readahead starting cold for the run in between.  At the
-  // file's end the window stops anyway: the run costs what it reads.  A
-  // stream that ends before the file does explores nothing through the
-  // cache, and its credit waits for the next one.
-  // So does a run due at the first request of a stream (not one read at
-  // random), before its window starts: there the run would take the
-  // window's start away from it (a read at the file's beginning starts one
-  // at once, ReadAhead::begin()), and the kernel's readahead behind the
-  // run's read caches the start of the next, which then goes through the
-  // cache in part (read_cached).  In 64 MiB read streams of a 7 GiB file,
-  // two of five passes began with such a run.
-  // Once it waits, it waits (the time credit was granted then, as for a
-  // window that drains: the price moves with every new direct sample).
-  const uint64_t end = req.offset + req.length;
-  uint64_t at = ra_explore_at_.load(std::memory_order_relaxed);
-  if (at == ~0ULL) {
-    const bool window_ahead = ra_.busy() || (req.seq_run == 0 && !reads_at_random(req));
-    if (req.file_size == ~0ULL || run_len >= req.file_size || !window_ahead) return false;
-    at = req.file_size - run_len;
-    if (end > at || (first_look && at - req.offset > kFirstLookReach)) return false;
-    ra_explore_at_.store(at, std::memory_order_relaxed);
-  }
-  if (end > at) return false;  // the run starts with the request that ends past `at`
-  limit_read_ahead(at - end);
-  return true;
 }
 
 hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg,
@@ -200,13 +139,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     }
   }
   if (!may_explore) return d;
-  // Not (yet) a request of an explored direct read run: the window reads as
-  // far ahead as it likes, up to a run through the cache that waits for
-  // the file's end.
-  if (req.op == HIO_OP_READ) {
-    const uint64_t at = ra_explore_at_.load(std::memory_order_relaxed), end = req.offset + req.length;
-    limit_read_ahead(at != ~0ULL && end <= at ? at - end : ~0ULL);
-  }
   // The path the policy chose for this request as a member of its stream.
   // A read the cache decided (read_cached) still belongs to a stream that
   // goes off the cache when only part of it is cached (kernel readahead
@@ -235,7 +167,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
   hio_path target = HIO_PATH_COUNT;
   bool starts_run = false;
   uint64_t run_len = 0;
-  bool first_look = false;
   uint64_t ramp = 0;
   FsCosts& costs = fs.costs.of(at_random);
   {
@@ -248,20 +179,10 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       target = run.path;
     } else {
       fs.costs.of(run.at_random).end_run(&run, op);
-      // A run through the cache that the stream's window is draining for
-      // (the hold below) had its time granted when the hold began: the
-      // price moves with every new sample of the path in use, and a hold
-      // given up half way let the window grow again, for good - a 64 KiB
-      // stream drains 32 MiB in 500 calls, over 8 new direct samples, and
-      // explored nothing through the cache in 1.15 GiB.
-      const bool draining = op == HIO_OP_READ && decided == HIO_PATH_DIRECT &&
-                            (ra_hold_.load(std::memory_order_relaxed) ||
-                             ra_explore_at_.load(std::memory_order_relaxed) != ~0ULL);
-      target = costs.explore_target(op, len, decided, dontcache_ok, draining);
+      target = costs.explore_target(op, len, decided, dontcache_ok);
       starts_run = target != HIO_PATH_COUNT;
       if (starts_run) {
         run_len = costs.run_bytes(op, len, target, decided);
-        first_look = !costs.known(op, size_class(len), target);
         // A run through the cache in a direct stream starts the kernel's
         // readahead cold, which a stream of that path pays once: its first
         // requests are not measured (skip_ramp() below), and the run is
@@ -273,32 +194,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
         run_len += ramp;
       }
     }
-  }
-  if (op == HIO_OP_READ) {
-    // Direct reads of this stream are in flight ahead of it (read_ahead.h):
-    // a run through the cache now would compete with them for the device
-    // and read their range again.  The run waits for the file's last bytes
-    // where it can (explores_at_file_end()); then, or else now, the window
-    // stops growing, the stream uses what it holds, and the run starts.
-    // Any other request lets the window grow again.
-    const bool cached_run = starts_run && target != HIO_PATH_DIRECT && decided == HIO_PATH_DIRECT;
-    // Nor while other streams of the process read ahead: the run's reads
-    // queue behind their windows (HYBRIDIO_READ_AHEAD each: 32 MiB when
-    // this was measured, 16 MiB by default now), so it measures that
-    // queue, and its stream falls behind the others.  In a restore of 8
-    // ranks, 1 % of the bytes explored that way left the slowest rank 8 %
-    // behind the direct policy (0.91x; with learning off 0.99x); one
-    // stream alone, 0.97x with 1.5 % explored.  And never again in a
-    // process that has read several streams at once: its runs then start
-    // where the others' windows are not in flight yet or any more - a
-    // rank's first records, the last rank - and that rank's time is the
-    // restore's (main job, 2026-11-24: 1.4-2 % explored there, 0.93x).
-    const bool contended = cached_run && (ReadAhead::windows_overlapped() ||
-                                          ReadAhead::windows_in_flight() > (ra_.in_flight() ? 1 : 0));
-    const bool waits = cached_run && !contended && explores_at_file_end(req, run_len, first_look);
-    const bool hold = cached_run && !contended && !waits && ra_.busy();
-    if (hold != ra_hold_.load(std::memory_order_relaxed)) ra_hold_.store(hold, std::memory_order_relaxed);
-    if (hold || contended || waits) return d;
   }
   if (target == HIO_PATH_COUNT) return d;
   hio_policy_config explore = base;
@@ -352,9 +247,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
       else
         run.skip_start(req.offset, len, direct_read ? len : cached_ahead);
     } else {
-      // A direct read run's window started at its second request: what it
-      // put in flight then is not measured either.
-      if (op == HIO_OP_READ && target == HIO_PATH_DIRECT && ra_.priming(req.offset)) run.skip_until(ra_.primed_end());
       run.advance(req.offset, len);
     }
     // Those requests go down the run's path all the same (through the
@@ -362,7 +254,6 @@ hio_decision File::settle(LearnedFs& fs, const hio_policy_config& base, const hi
     // ahead of it), paid for with the class's credit: the bytes it
     // explores stay within their share.
     if (!run.measures(req.offset)) costs.charge_credit(op, len);
-    if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) limit_read_ahead(run.active() ? run.bytes_left : 0);
   }
   Stats& s = rt_.stats();
   s.add(target == HIO_PATH_BUFFERED ? s.learn_explored_buffered

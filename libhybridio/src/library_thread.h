@@ -1,6 +1,6 @@
-// library_thread.h - starting one of the library's own threads (the lease
-// watcher, the drop-behind worker, the write-behind writer, the ring
-// submitter) so that the program cannot tell it is there.
+// library_thread.h - starting one of the library's own threads (the
+// drop-behind worker, the write-behind writer) so that the program cannot
+// tell it is there.
 //
 //  - Every signal is blocked in it from its first instruction on: the
 //    program's signals go to the program's threads, and none of the
@@ -20,6 +20,8 @@
 #pragma once
 
 #include <pthread.h>
+
+#include "fork_order.h"
 
 namespace hybridio {
 
@@ -46,13 +48,16 @@ class LibraryThread {
 // The process's one T, for a class that owns a library thread: made on
 // first use and never destroyed (its thread may still run while the
 // process exits), with T's before_fork(), after_fork_parent() and
-// after_fork_child() registered with pthread_atfork(3) when it is made.
+// after_fork_child() installed at T::kForkLevel (fork_order.h) when it is made.
 template <class T>
 T& process_instance() {
   static T* const instance = [] {
     T* made = new T();
-    pthread_atfork([] { process_instance<T>().before_fork(); }, [] { process_instance<T>().after_fork_parent(); },
-                   [] { process_instance<T>().after_fork_child(); });
+    ForkHandlers h;
+    h.prepare = [] { process_instance<T>().before_fork(); };
+    h.parent = [] { process_instance<T>().after_fork_parent(); };
+    h.child = [] { process_instance<T>().after_fork_child(); };
+    install_fork_handlers(T::kForkLevel, h);
     return made;
   }();
   return *instance;

@@ -3,7 +3,7 @@
 // when the process is in a memory cgroup with a limit (v2 memory.max or v1
 // memory.limit_in_bytes), that limit less the cgroup's usage plus its
 // reclaimable inactive file pages.  Staging buffers of the library's own
-// (the read pipeline) are only taken from that headroom: a restore in a
+// (buffer_pool.h) are only taken from that headroom: a restore in a
 // memory-limited container must not be killed for memory it did not ask for.
 //
 // Sampling reads procfs and cgroupfs, so the answer is cached for

@@ -82,10 +82,8 @@ struct LearnTuning {
   // cached_write_batch calls of cached_batch_bytes, reads on every path
   // until there are read_batch_bytes (or their explored run ends).  Most
   // calls return at copy speed, and now and then one pays for many: a read
-  // through the cache waits for the next readahead window, a direct read
-  // for the next blocks of its window (read_ahead.h: 5 us per 64 KiB copied
-  // out, one call in 8-512 waits 9-13 ms), a write for the dirty pages of
-  // many (throttling, writeback).  So one call says little and a batch
+  // through the cache waits for the next readahead window, a write for the
+  // dirty pages of many (throttling, writeback).  So one call says little and a batch
   // says what the path costs: sampled one by one, the average sat far
   // below the mean (1 MiB direct reads at 0.12 ns/byte, three times the
   // device's rate).  A batch through the cache gathers calls of every size
@@ -123,26 +121,9 @@ struct LearnTuning {
   // writeback overlaps the next calls' copies, and alone it does not
   // (0.4-4.8 GB/s per call after direct writes, 2.1 GB/s as a stream).
   bool uncached_writes_first = true;
-  // A cold sequential read stream with a read-ahead pipeline (read_ahead.h)
-  // goes off the cache from the smallest learned size, not only from the
-  // configured stream threshold, while its class has no measured verdict
-  // and its file has pipelined_reads_min_left bytes or more left when the
-  // stream qualifies (its stream_min_run + 1st request); false: from the
-  // stream threshold, as configured.  64 KiB calls of a 1.15 GiB cold
-  // file, from an empty state: direct (pipelined) 2.6-2.8 GB/s, buffered
-  // 1.9-2.2; the learner, starting buffered, moved the class in the
-  // second to fifth GiB (hybrid 0.65-0.93x of direct), because 4 MiB
-  // batches of buffered reads are bimodal (a batch waits for the next
-  // 8 MiB readahead window or it does not: 0.09 or 1.1 ns/byte) and its
-  // noise gate asks for a difference of about 0.6 ns/byte.  Files of
-  // 16 MiB read faster buffered (2.40-2.44 GB/s against 2.21-2.29: the
-  // window starts over in every file), of 64 MiB and more direct
-  // (2.43-2.73 against 1.4-2.4) - docs/performance.md, eleventh session.
-  bool pipelined_reads_first = true;
-  uint64_t pipelined_reads_min_left = 64ULL << 20;
   // The reads of a stream that began at random (File::judge_random_stream:
   // not at offset 0, after a stream of one request, or none, or a short one
-  // that began at random), until a read-ahead window could serve it, go
+  // that began at random), until the stream is stream_min_run requests long, go
   // uncached when the size rules send them off the cache, while their class
   // has no uncached/direct preference measured both ways as reads at random
   // (FsCostSet::random_reads); false: direct, as configured.  Such reads come one at a time and large (torch.load reads
@@ -255,10 +236,7 @@ struct ExploreRun {
   // stream (up to read_ahead_kb, 8 MiB on the development VM): copies from
   // the cache (measured, 0.08-0.17 ns/byte where uncached 64 KiB reads
   // stream at 1.3-1.7).  A direct read run's first request queues behind
-  // that readahead (2.4 ms for 64 KiB, 0.15 alone), the next starts its
-  // read-ahead window, and the window's first blocks all arrive together
-  // (ReadAhead::priming()): timed, its first 4 MiB took 1.5-5.8 ns/byte,
-  // the stream after them 0.3-0.4.
+  // that readahead (2.4 ms for 64 KiB, 0.15 alone).
   uint64_t unmeasured_until = 0;
 
   bool measures(uint64_t offset) const { return offset >= unmeasured_until; }
@@ -452,10 +430,7 @@ class FsCosts {
   //  - through the cache in a direct stream, cold_read_ramp_requests
   //    requests: the run's readahead starts cold;
   //  - direct in a stream that is not, kWindowStartRequests requests: the
-  //    run's read-ahead window starts at its second request (read_ahead.h),
-  //    and those two are read alone, one request's chunks in flight.  What
-  //    the window puts in flight at its start is not measured either
-  //    (File::settle(), ReadAhead::priming()).  Measured whole, a direct
+  //    run's first requests start cold.  Measured whole, a direct
   //    run of one 16 MiB request read at 1.0 GB/s where the class's direct
   //    stream read at 3.2: a class that had left the direct path in a slow
   //    spell of the host never came back to it (docs/performance.md,
@@ -633,7 +608,7 @@ struct LearnedFs {
 class PathCosts {
  public:
   PathCosts(const LearnTuning& tuning, std::string state_dir)
-      : tuning_(tuning), state_dir_(std::move(state_dir)), pipelined_reads_first_(tuning.pipelined_reads_first) {}
+      : tuning_(tuning), state_dir_(std::move(state_dir)) {}
 
   // The entry of the filesystem holding open file `fd` (device `dev`),
   // loading what was persisted for it the first time; nullptr when the
@@ -646,16 +621,11 @@ class PathCosts {
   void after_fork();
   const LearnTuning& tuning() const { return tuning_; }
   const std::string& state_dir() const { return state_dir_; }
-  // LearnTuning::pipelined_reads_first, which tests of the explorations of
-  // a stream through the cache turn off for a while.
-  bool pipelined_reads_first() const { return pipelined_reads_first_.load(std::memory_order_relaxed); }
-  void set_pipelined_reads_first(bool on) { pipelined_reads_first_.store(on, std::memory_order_relaxed); }
 
  private:
   static constexpr int kMaxFilesystems = 32;
   const LearnTuning tuning_;
   const std::string state_dir_;
-  std::atomic<bool> pipelined_reads_first_;
   std::mutex mu_;  // creation of entries
   std::atomic<int> count_{0};
   LearnedFs* fs_[kMaxFilesystems] = {};

@@ -339,7 +339,7 @@ TEST(PathCosts, AReadRunsStartIsNeitherMeasuredNorCounted) {
   run.skip_start(0, 64 * K, 64 * K);
   EXPECT_FALSE(run.measures(0));
   EXPECT_EQ(run.bytes_left, 4 * M) << "the first call is given back";
-  run.advance(64 * K, 64 * K);  // it started the window: counted, measured by nobody (ReadAhead::priming)
+  run.advance(64 * K, 64 * K);  // counted, measured by nobody (before skip_until)
   run.skip_until(4 * M + 128 * K);
   uint64_t offset = 128 * K;
   for (; offset < 4 * M + 128 * K; offset += 64 * K) {

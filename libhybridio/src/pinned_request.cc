@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "lease_guard.h"
 #include "syscall_table.h"
 
 #include "uring_engine.h"
@@ -100,6 +101,7 @@ void PinnedRequest::end() {
   io_uring_sqe_set_data64(sqe, count++);
   int results[2];
   run(count, results);
+  if (twin_) twin_closed(true);
   pinned_ = twin_ = direct_read_ = false;
   t_current = nullptr;
 }
@@ -149,14 +151,21 @@ int PinnedRequest::open_twin() {
   // through the twin must not update the access time when the program's
   // own read would not).
   int flags = (status_flags_ & (O_ACCMODE | O_SYNC | O_DSYNC | O_NOATIME)) | O_DIRECT | O_LARGEFILE;  // no O_CLOEXEC: a fixed slot has none (EINVAL)
+  // The twin is an open of the inode, which would break the program's
+  // lease: none while one is held or being set (lease_guard.h).
+  if (!twin_may_open(fd_, dev_, ino_, true)) return twin_error_ = -EAGAIN;
   snprintf(twin_path_, sizeof twin_path_, "/proc/self/fd/%d", fd_);
   io_uring_sqe* sqe = next_sqe();
   io_uring_prep_openat_direct(sqe, AT_FDCWD, twin_path_, flags, 0, kTwinSlot);
   io_uring_sqe_set_data64(sqe, 0);
   int res;
   int rc = run(1, &res);
-  if (rc < 0) return twin_error_ = rc;
-  if (res < 0) return twin_error_ = res;
+  if (rc < 0 || res < 0) {
+    // A ring that failed has waited for its entries (ring_loop.h): the
+    // open is not in flight either way.
+    twin_closed(true);
+    return twin_error_ = rc < 0 ? rc : res;
+  }
   twin_ = true;
   // The open went through the descriptor number: if it names another file
   // now, the twin is not of the pinned file and must not be written.
@@ -167,6 +176,7 @@ int PinnedRequest::open_twin() {
     io_uring_sqe_set_data64(sqe, 0);
     run(1, &res);
     twin_ = false;
+    twin_closed(true);
     return twin_error_ = -ESTALE;
   }
   return 0;

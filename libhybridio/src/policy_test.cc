@@ -137,32 +137,17 @@ const Case kCases[] = {
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
     {"stream too short yet", [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
-    {"sequential reads with a read pipeline go direct",
-     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 4; r.length = 4 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
-     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
-    {"a read pipeline does not move a read stream that is too short yet",
-     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 3; r.length = 4 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
+    {"a long read stream stays below the read threshold in the cache",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 100; r.length = 4 * M; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
-    {"a read pipeline does not move reads below the stream threshold",
-     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 10; r.length = 512 * K; r.file_flags = HIO_FILE_READ_PIPELINE; },
-     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
-    {"a cached read stream stays in the cache with a read pipeline",
-     [](auto&, auto& r) {
-       r.op = HIO_OP_READ; r.seq_run = 10; r.length = 4 * M; r.cached_pages = 1024; r.file_flags = HIO_FILE_READ_PIPELINE;
-     },
-     HIO_PATH_BUFFERED, HIO_RULE_READ_CACHED},
-    {"pressure does not lower a read stream's threshold below the stream threshold",
-     [](auto&, auto& r) {
-       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 512 * K; r.file_flags = HIO_FILE_READ_PIPELINE;
-     },
-     HIO_PATH_BUFFERED, HIO_RULE_SMALL},
-    {"a read stream with a pipeline under pressure goes direct at the stream threshold",
-     [](auto&, auto& r) {
-       r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE;
-     },
-     HIO_PATH_DIRECT, HIO_RULE_SEQUENTIAL},
-    {"the read pipeline flag does not change writes",
-     [](auto&, auto& r) { r.seq_run = 3; r.length = 1 * M; r.file_flags = HIO_FILE_READ_PIPELINE; },
+    {"a read stream at the read threshold goes direct by its size",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 10; r.length = 8 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_READ_SIZE},
+    {"a read stream under pressure goes direct at the lowered read threshold",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 2 * M; },
+     HIO_PATH_DIRECT, HIO_RULE_PRESSURE},
+    {"a read stream under pressure stays in the cache below the lowered read threshold",
+     [](auto&, auto& r) { r.op = HIO_OP_READ; r.seq_run = 10; r.pressure = 90; r.length = 1 * M; },
      HIO_PATH_BUFFERED, HIO_RULE_SMALL},
     {"memory pressure lowers the threshold", [](auto&, auto& r) { r.pressure = 90; r.length = 512 * K; },
      HIO_PATH_DIRECT, HIO_RULE_PRESSURE},
@@ -347,7 +332,7 @@ TEST(PolicySmallestOffcache, NothingSmallerLeavesThePageCache) {
           bool reached = false;
           for (uint32_t flags : {0u, HIO_FILE_SYNC, HIO_FILE_NO_DIRECT | HIO_FILE_DONTCACHE_OK, HIO_FILE_DONTCACHE_OK,
                                  HIO_FILE_SYNC | HIO_FILE_DONTCACHE_OK,
-                                 HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK, HIO_FILE_READ_PIPELINE}) {
+                                 HIO_FILE_PREFER_DONTCACHE | HIO_FILE_DONTCACHE_OK}) {
             for (uint32_t pressure : {0u, 100u}) {
               for (uint32_t writers : {1u, 4u}) {
                 for (uint32_t run : {0u, 10u}) {

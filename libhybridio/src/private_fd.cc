@@ -1,11 +1,13 @@
 // private_fd.cc - see private_fd.h.  The registry is a small vector under a
 // mutex: it holds one entry per open O_DIRECT twin, and the common lookup
-// (no private descriptor at all) is one relaxed atomic load.
+// (no private descriptor at all) is one atomic load, without the lock.
 #include "private_fd.h"
 
 #include "file.h"
+#include "fork_order.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -33,9 +35,22 @@ int private_floor() {
   return static_cast<int>(std::min<rlim_t>(floor, 60000));
 }
 
+// fork(2): the registry lock is taken before fork and released in both
+// processes after it, so a child never inherits it locked (fork_order.h).
+void lock_for_fork() { g_mu.lock(); }
+void unlock_after_fork() { g_mu.unlock(); }
+pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+void install_for_fork() {
+  ForkHandlers h;
+  h.prepare = lock_for_fork;
+  h.parent = h.child = unlock_after_fork;
+  install_fork_handlers(ForkLevel::kPrivateFds, h);
+}
+
 }  // namespace
 
 int adopt_private_fd(int fd, File* owner) {
+  pthread_once(&g_fork_once, install_for_fork);  // before the first entry: only entries take the lock
   int floor = private_floor();
   if (floor > fd) {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
@@ -91,9 +106,5 @@ void forget_private_fds(unsigned first, unsigned last) {
     if (n < 32 || g_count.load(std::memory_order_acquire) >= before) return;
   }
 }
-
-void private_fd_atfork_prepare() { g_mu.lock(); }
-
-void private_fd_atfork_release() { g_mu.unlock(); }
 
 }  // namespace hybridio

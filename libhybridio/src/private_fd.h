@@ -1,6 +1,8 @@
-// private_fd.h - descriptors the library opens for itself (the O_DIRECT
-// twins, the read-ahead windows' read-lease descriptors), kept out of the
-// program's way.
+// private_fd.h - descriptors the library's API opens for itself (the
+// O_DIRECT twins of File::direct_fd()), kept out of the program's way.
+// Under the LD_PRELOAD shim the library opens none (its twins live in
+// io_uring fixed-file slots, pinned_request.h); the shim still asks here
+// on close, which costs one atomic load while the registry is empty.
 //
 // A private descriptor is O_CLOEXEC and moved to a high number, below the
 // soft RLIMIT_NOFILE, so that programs that number their own descriptors
@@ -28,10 +30,5 @@ File* private_fd_owner(int fd);
 // Tells the owners of every private descriptor in [first, last] that the
 // program is closing it (close_range, closefrom).
 void forget_private_fds(unsigned first, unsigned last);
-
-// fork(2) safety: the registry lock is taken before fork and released in
-// both processes after it, so a child never inherits it locked.
-void private_fd_atfork_prepare();
-void private_fd_atfork_release();
 
 }  // namespace hybridio

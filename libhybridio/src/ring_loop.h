@@ -2,7 +2,7 @@
 // the kernel and collects their completions, with one error policy.
 //
 // The parallel direct engine (uring_engine.cc), the write-behind writer
-// (write_behind.cc), the read-ahead window (read_ahead.cc) and the shim's
+// (write_behind.cc) and the shim's
 // pinned requests (pinned_request.cc) prepare entries with io_uring_get_sqe()
 // as they like; RingLoop submits them, waits, and hands each completion to
 // the caller's callback `on_completion(user_data, res)`.
@@ -25,14 +25,7 @@
 //    Only then does it return -errno.  No buffer is ever released while the
 //    kernel may still write into it; the request reports the errno.
 //
-// Submissions are made by the calling thread, or, for a loop given a
-// RemoteRing, by the library's submitter thread (ring_submitter.h: for
-// requests that outlive the call that made them).  Then submit() only asks
-// for it and returns; what the kernel took is read from the ring's head, a
-// failure of the thread's entry is handled by the next submit() or pump()
-// as above, and entries are prepared with get_sqe(), which waits until the
-// thread is done with the ring.  Completions are waited for on the calling
-// thread either way.
+// Submissions are made, and completions waited for, by the calling thread.
 //
 // Every entry into the ring goes through sys().ring_enter (syscall_table.h),
 // so a test can inject each of these.  One RingLoop per user of a ring, used
@@ -46,7 +39,6 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "ring_submitter.h"
 #include "syscall_table.h"
 
 namespace hybridio {
@@ -60,34 +52,18 @@ class RingLoop {
   explicit RingLoop(io_uring* ring) : ring_(ring) {}
 
   // Another ring (or none); nothing of this loop may be in flight.
-  // `remote`: submitted by the submitter thread (above).
-  void reset(io_uring* ring, RemoteRing* remote = nullptr) {
-    settle();
+  void reset(io_uring* ring) {
     ring_ = ring;
-    remote_ = remote;
     submitted_ = reaped_ = 0;
-    head_at_reset_ = ring && remote ? io_uring_smp_load_acquire(ring->sq.khead) : 0;
   }
   io_uring* ring() const { return ring_; }
   // An entry to prepare (nullptr: the submission queue is full).
-  io_uring_sqe* get_sqe() {
-    settle();
-    return io_uring_get_sqe(ring_);
-  }
-  // Waits until the submitter thread is done with the ring (at once for a
-  // loop that submits itself).
-  void settle() {
-    if (remote_) remote_->wait_done();
-  }
+  io_uring_sqe* get_sqe() { return io_uring_get_sqe(ring_); }
   // Entries taken by the kernel and not yet completed (a completion left
-  // in the ring by an earlier user never makes it negative).  A loop that
-  // submits itself counts what its own entries took: a thread's ring can
-  // have two loops at once (a pinned request's and the engine's inside
-  // it), and the ring's head counts both.  A remote ring has one.
-  unsigned in_flight() const {
-    const unsigned taken = remote_ ? io_uring_smp_load_acquire(ring_->sq.khead) - head_at_reset_ : submitted_;
-    return reaped_ < taken ? taken - reaped_ : 0;
-  }
+  // in the ring by an earlier user never makes it negative).  The loop
+  // counts what its own entries took: a thread's ring can have two loops
+  // at once (a pinned request's and the engine's inside it).
+  unsigned in_flight() const { return reaped_ < submitted_ ? submitted_ - reaped_ : 0; }
   // Entries prepared and not yet taken by the kernel.
   unsigned unsubmitted() const { return ring_ ? io_uring_sq_ready(ring_) : 0; }
   bool idle() const { return in_flight() == 0 && unsubmitted() == 0; }
@@ -97,7 +73,6 @@ class RingLoop {
   // with the next call), or -errno after the policy above.
   template <class F>
   int submit(F&& on_completion) {
-    if (remote_) return submit_remotely(on_completion);
     for (;;) {
       if (unsubmitted() == 0) return 0;
       const int rc = enter(0, true);
@@ -112,7 +87,6 @@ class RingLoop {
   // flight.  0, or -errno after the policy above.
   template <class F>
   int pump(F&& on_completion) {
-    if (remote_) return pump_remotely(on_completion);
     int busy = 0;
     for (;;) {
       if (reap(on_completion) > 0) return 0;
@@ -137,50 +111,6 @@ class RingLoop {
   }
 
  private:
-  // submit() and pump() when the submitter thread submits: the same
-  // policy, with the thread's entries' errors taken once it is done.
-  template <class F>
-  int submit_remotely(F& on_completion) {
-    reap(on_completion);
-    if (remote_->done()) {
-      const int err = remote_->take_error();
-      if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY) return fail(-err, on_completion);
-    }
-    if (unsubmitted() > 0 && !remote_->request(ring_)) return fail(EAGAIN, on_completion);
-    return 0;
-  }
-
-  template <class F>
-  int pump_remotely(F& on_completion) {
-    int busy = 0;
-    for (;;) {
-      if (reap(on_completion) > 0) return 0;
-      if (idle()) return 0;
-      if (remote_->done()) {
-        // What the thread's last entry said comes first: nothing is
-        // submitted again after a failure.
-        const int err = remote_->take_error();
-        if (err == -EAGAIN || err == -EBUSY) {
-          if (reap(on_completion) > 0) return 0;
-          if (in_flight() == 0) {
-            if (++busy > kBusyRetries) return fail(-err, on_completion);
-            usleep(1000);
-          }
-        } else if (err < 0 && err != -EINTR) {
-          return fail(-err, on_completion);
-        }
-        if (unsubmitted() > 0 && !remote_->request(ring_)) return fail(EAGAIN, on_completion);
-      }
-      if (in_flight() > 0) {
-        const int w = enter(1, false);
-        if (w < 0 && w != -EINTR && w != -EAGAIN && w != -EBUSY) return fail(-w, on_completion);
-        continue;
-      }
-      // Nothing the kernel took to wait for until the thread has entered the ring.
-      remote_->wait_done();
-    }
-  }
-
   // One entry into the ring; counts what the kernel took.
   int enter(unsigned wait_nr, bool submit) {
     const int rc = sys().ring_enter(ring_, wait_nr, submit);
@@ -208,7 +138,6 @@ class RingLoop {
   // wait for what it has, then report.
   template <class F>
   int fail(int err, F& on_completion) {
-    settle();
     uint64_t user_data;
     while (withdraw_one(&user_data)) on_completion(user_data, -err);
     while (in_flight() > 0) {
@@ -229,8 +158,6 @@ class RingLoop {
   bool withdraw_one(uint64_t* user_data);
 
   io_uring* ring_ = nullptr;
-  RemoteRing* remote_ = nullptr;
-  unsigned head_at_reset_ = 0;  // with remote_: the ring's head when it became ours
   unsigned submitted_ = 0;
   unsigned reaped_ = 0;
 };

@@ -23,9 +23,7 @@ namespace {
 constexpr size_t kBlock = 4096;
 constexpr unsigned kReads = 8;
 
-// The parameter: submitted by the library's submitter thread
-// (ring_submitter.h) rather than the calling thread; the policy is the same.
-class RingLoopTest : public ::testing::TestWithParam<bool> {
+class RingLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(dir_.ok());
@@ -41,7 +39,6 @@ class RingLoopTest : public ::testing::TestWithParam<bool> {
     for (int& r : results_) r = kUnset;
   }
   void TearDown() override {
-    remote_.wait_done();
     set_syscalls_for_testing(nullptr);
     if (ring_ok_) io_uring_queue_exit(&ring_);
     if (fd_ >= 0) ::close(fd_);
@@ -49,16 +46,15 @@ class RingLoopTest : public ::testing::TestWithParam<bool> {
 
   // Read i of the file into its own block of `buf_`.
   void prepare_read(unsigned i) {
-    remote_.wait_done();  // the submitter thread's hands are off the ring
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     ASSERT_NE(sqe, nullptr);
     io_uring_prep_read(sqe, fd_, buf_ + i * kBlock, kBlock, i * kBlock);
     io_uring_sqe_set_data64(sqe, i);
   }
-  // A loop on the test's ring, submitting as the parameter says.
+  // A loop on the test's ring.
   RingLoop make_loop() {
     RingLoop loop;
-    loop.reset(&ring_, GetParam() ? &remote_ : nullptr);
+    loop.reset(&ring_);
     return loop;
   }
   auto record() {
@@ -75,17 +71,15 @@ class RingLoopTest : public ::testing::TestWithParam<bool> {
   std::vector<char> data_;
   int fd_ = -1;
   io_uring ring_{};
-  RemoteRing remote_;
   bool ring_ok_ = false;
   int results_[kReads];
   char buf_[kReads * kBlock] = {};
 };
 
-TEST_P(RingLoopTest, ARingThatStopsTakingWorkReportsEveryEntryAndLeavesNothingInFlight) {
+TEST_F(RingLoopTest, ARingThatStopsTakingWorkReportsEveryEntryAndLeavesNothingInFlight) {
   RingLoop loop = make_loop();
   for (unsigned i = 0; i < 4; ++i) prepare_read(i);
   ASSERT_EQ(loop.submit(record()), 0);
-  loop.settle();  // submitted by the submitter thread: asked for, and done now
   EXPECT_EQ(loop.unsubmitted(), 0u);
   for (unsigned i = 4; i < kReads; ++i) prepare_read(i);
   // The ring's descriptor goes away (a program closing every descriptor):
@@ -112,7 +106,7 @@ int interrupted_enter(io_uring* ring, unsigned wait_nr, bool submit) {
   return real_syscalls().ring_enter(ring, wait_nr, submit);
 }
 
-TEST_P(RingLoopTest, EintrIsRetried) {
+TEST_F(RingLoopTest, EintrIsRetried) {
   SyscallTable t = real_syscalls();
   t.ring_enter = interrupted_enter;
   g_interrupts = 3;
@@ -131,7 +125,7 @@ int always_busy(io_uring*, unsigned, bool) {
   return -EAGAIN;
 }
 
-TEST_P(RingLoopTest, BusyWithNothingInFlightGivesUpAfterABoundAndWithdraws) {
+TEST_F(RingLoopTest, BusyWithNothingInFlightGivesUpAfterABoundAndWithdraws) {
   SyscallTable t = real_syscalls();
   t.ring_enter = always_busy;
   g_busy_calls = 0;
@@ -149,17 +143,11 @@ TEST_P(RingLoopTest, BusyWithNothingInFlightGivesUpAfterABoundAndWithdraws) {
   prepare_read(2);
   set_syscalls_for_testing(&t);
   EXPECT_EQ(loop.submit(record()), 0);
-  loop.settle();
   EXPECT_EQ(loop.unsubmitted(), 1u);
   set_syscalls_for_testing(nullptr);
   while (!loop.idle()) ASSERT_EQ(loop.pump(record()), 0);
   EXPECT_EQ(results_[2], static_cast<int>(kBlock));
 }
-
-INSTANTIATE_TEST_SUITE_P(Submitters, RingLoopTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) {
-                           return p.param ? "SubmitterThread" : "CallingThread";
-                         });
 
 }  // namespace
 }  // namespace hybridio

@@ -10,7 +10,9 @@
 #include <new>
 #include <string>
 
+#include "fork_order.h"
 #include "learned_store.h"
+#include "lease_guard.h"
 
 #include "stats_file.h"
 
@@ -33,7 +35,6 @@ Runtime::Runtime() {
     tuning.explore_percent = config_.learn_explore;
     tuning.damping = config_.learn_damping;
     tuning.uncached_writes_first = config_.learn_uncached_writes;
-    tuning.pipelined_reads_first = config_.learn_pipelined_reads;
     tuning.uncached_random_reads_first = config_.learn_uncached_random_reads;
     tuning.move_confirm_bytes = config_.learn_confirm;
     try {
@@ -46,12 +47,17 @@ Runtime::Runtime() {
   // A forked child is a process of its own: it counts from zero and writes
   // its stats once, so that adding every process's counters counts each
   // request once.
-  pthread_atfork(nullptr, nullptr, [] {
+  ForkHandlers h;
+  h.child = [] {
     Runtime& r = get();
     r.stats_.reset();
     if (r.learned_) r.learned_->after_fork();
     r.exit_stats_written_.store(false, std::memory_order_relaxed);
-  });
+  };
+  install_fork_handlers(ForkLevel::kRuntime, h);
+  ForkHandlers leases;
+  leases.child = lease_guard_after_fork_child;
+  install_fork_handlers(ForkLevel::kLeases, leases);
 }
 
 void Runtime::write_exit_stats() {

@@ -3,7 +3,7 @@
 //
 // Every pread/pwrite/preadv2/pwritev2/fsync/fdatasync/ftruncate/fallocate/
 // fstat/open/close of the engine's own I/O (file.cc, uring_engine.cc,
-// write_behind.cc, read_ahead.cc) and every entry into an io_uring
+// write_behind.cc) and every entry into an io_uring
 // (ring_loop.cc) goes through sys().  The default table calls the real
 // functions; a test installs a copy of real_syscalls() with some entries
 // replaced by functions that fail, shorten or delay a call and otherwise

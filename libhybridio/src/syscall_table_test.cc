@@ -18,7 +18,6 @@
 #include "expect_bytes.h"
 #include "file_bytes.h"
 #include "hybridio/hybridio.h"
-#include "read_ahead.h"
 #include "runtime.h"
 #include "uring_engine.h"
 
@@ -228,39 +227,6 @@ TEST_F(SyscallSeam, EnospcOnAQueuedWriteSurfacesOnceAtFsync) {
     free(buf);
   }
   EXPECT_EQ(stats().write_behind_errors, 2u);
-}
-
-// Read-ahead: a window whose ring stops taking work is given up for good
-// (no second attempt on it), and every read still returns the file's bytes.
-TEST_F(SyscallSeam, ReadAheadRingFailureGivesTheWindowUp) {
-  set_engine(1, 0, 2 * M);
-  if (!uring_usable()) GTEST_SKIP() << "io_uring is not usable here";
-  const std::string path = dir_.file("ra");
-  const std::vector<char> data = testing::random_bytes(8 * M, 4);
-  {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-    ASSERT_EQ(::fsync(fd), 0);
-    ::close(fd);
-  }
-  // One-chunk reads go synchronously: only the window enters a ring.
-  const uint64_t kRead = 64 * K;
-  g_enter_fail_after = 2;
-  hio_file* f;
-  ASSERT_EQ(hio_open(path.c_str(), O_RDONLY, 0, &f), 0);
-  std::vector<char> buf(kRead);
-  for (uint64_t off = 0; off < data.size(); off += kRead) {
-    ASSERT_EQ(hio_pread(f, buf.data(), kRead, static_cast<off_t>(off)), static_cast<ssize_t>(kRead)) << off;
-    ASSERT_TRUE(testing::same_bytes(buf.data(), data.data() + off, kRead)) << "at " << off;
-  }
-  ASSERT_EQ(hio_close(f), 0);
-  // After the failure the loop only waits (enters without submitting)
-  // for what was in flight; nothing is ever submitted on that ring again.
-  EXPECT_GE(g_enter_failures.load(), 1);
-  EXPECT_EQ(g_submits_after_failure.load(), 0) << "the window never submitted on its ring again";
-  EXPECT_GT(stats().read_ahead_hits, 0u) << "the window served reads before its ring failed";
-  EXPECT_EQ(ReadAhead::staged_bytes(), 0u);
 }
 
 // RWF_DONTCACHE: an I/O error is the call's result; refused (EOPNOTSUPP)

@@ -21,6 +21,7 @@
 
 #include "buffer_pool.h"
 #include "checked_copy.h"
+#include "fork_order.h"
 #include "log.h"
 #include "ring_loop.h"
 #include "runtime.h"
@@ -177,8 +178,7 @@ struct ThreadRing {
 
   // Always with the most entries any request uses: a ring reopened for a
   // deeper queue would be torn down, and a ring's teardown sends its
-  // creator task work that the kernel flags as a pending signal
-  // (ring_submitter.h).  0, or -errno from io_uring_queue_init.
+  // creator task work that the kernel flags as a pending signal.  0, or -errno from io_uring_queue_init.
   int open() {
     constexpr unsigned depth = kMaxQueueDepth;
     close();
@@ -323,17 +323,6 @@ int chunk_result(hio_op op, int fd, char* buf, uint64_t len, uint64_t offset, in
   return res;
 }
 
-int open_shared_ring(io_uring* ring, unsigned depth) {
-  int rc = io_uring_queue_init(depth, ring, 0);
-  if (rc < 0) return rc;
-  if (!probe_ops(ring)) {
-    io_uring_queue_exit(ring);
-    return -EOPNOTSUPP;
-  }
-  move_ring_fd_high(ring);
-  return 0;
-}
-
 void close_ring(io_uring* ring) {
   // Never close a descriptor number that is no longer ours.
   if (!fd_is_a_ring(ring->ring_fd)) ring->ring_fd = -1;
@@ -382,7 +371,9 @@ void reset_uring_detection_for_testing() {
 
 bool uring_usable() {
   std::call_once(g_atfork_once, [] {
-    pthread_atfork(nullptr, nullptr, [] { g_generation.fetch_add(1, std::memory_order_relaxed); });
+    ForkHandlers h;
+    h.child = [] { g_generation.fetch_add(1, std::memory_order_relaxed); };
+    install_fork_handlers(ForkLevel::kRings, h);
   });
   int d = g_detect.load(std::memory_order_relaxed);
   if (d == kUnusable) return false;

@@ -49,9 +49,7 @@ void set_engine_settings(const hio_engine_config& s);
 
 // Transparent mode, set once by the LD_PRELOAD shim before any I/O: the
 // program must not be able to tell the engine is there, so the engine
-// opens no descriptor of its own for its requests (the one exception: a
-// read-ahead window's lease and ring descriptors, private and close-on-exec,
-// read_ahead.h).  Each thread's ring is then reached only
+// opens no descriptor of its own for its requests.  Each thread's ring is then reached only
 // through its registered index (its descriptor is closed right after
 // setup) and carries kPinnedSlots fixed-file slots, which the requests of
 // pinned_request.h use for the program's open file and its O_DIRECT twin.
@@ -107,12 +105,8 @@ void close_fdless_ring(io_uring* ring);
 // Whether the kernel behind such a ring knows every operation in `ops`.
 bool fdless_ring_supports(io_uring* ring, std::initializer_list<int> ops);
 
-// A ring that any thread may use (one at a time; no SINGLE_ISSUER, no
-// registered ring index), on a high descriptor number: for state shared by
-// the threads of one file (read_ahead.h).  0 or -errno.
-int open_shared_ring(io_uring* ring, unsigned depth);
-// Unmaps and closes a ring opened here, never closing a descriptor number
-// that the program has closed and reused meanwhile.
+// Unmaps and closes a ring, never closing a descriptor number that the
+// program has closed and reused meanwhile.
 void close_ring(io_uring* ring);
 
 // What a completed chunk transferred (bytes or -errno), as one blocking

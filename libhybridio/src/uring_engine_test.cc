@@ -407,8 +407,7 @@ io_uring ThreadRingSignals::own_{};
 int ThreadRingSignals::own_rc_ = 1;
 
 // Timers that fire while the thread is busy in the program: with
-// COOP_TASKRUN 15-16 of 16 cut a read short (ring_submitter_test.cc, the
-// comparison case); here none may.
+// COOP_TASKRUN 15-16 of 16 cut a read short; here none may.
 TEST_P(ThreadRingSignals, TimersFiringBetweenWaitsCutNoReadShort) {
   constexpr int kTimeouts = 16;
   std::vector<__kernel_timespec> ts(kTimeouts);

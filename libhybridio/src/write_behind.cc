@@ -12,6 +12,7 @@
 #include <new>
 
 #include "buffer_pool.h"
+#include "fork_order.h"
 #include "library_thread.h"
 #include "log.h"
 #include "ring_loop.h"
@@ -399,7 +400,10 @@ bool write_behind_submit(WriteBehindFile& wb, int dfd, int fd, const char* data,
       static std::once_flag handlers;
       std::call_once(handlers, [] {
         atexit(drain_at_exit);
-        pthread_atfork(drain_at_fork, nullptr, fresh_queue_in_child);
+        ForkHandlers h;
+        h.prepare = drain_at_fork;
+        h.child = fresh_queue_in_child;
+        install_fork_handlers(ForkLevel::kWriteBehindDrain, h);
       });
     }
     if (q.staged + len > limit) {

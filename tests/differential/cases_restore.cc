@@ -1,6 +1,5 @@
-// cases_restore.cc - the restore pipeline (issue 13, item 2): a read-only
-// sequential stream, which read-ahead serves from a window under a read
-// lease, while another process (a forked child using raw system calls,
+// cases_restore.cc - a restore-like read stream (issue 13, item 2): a
+// read-only sequential stream, while another process (a forked child using raw system calls,
 // never the shim) overwrites, truncates, extends and punches the file
 // between the reads.  Every read must return the file's bytes at the time
 // of the read, as without the shim.
@@ -68,9 +67,8 @@ namespace hio_diff {
 // The completions of io_uring requests run as task work of the thread that
 // submitted them, and the kernel flags that thread as if a signal were
 // pending until it runs: a long read of /dev/zero checks for signals between
-// pages and comes back short.  Read-ahead keeps reads in flight between the
-// program's calls, so its window must not submit them from the program's
-// thread (with it doing so, 49 of 256 such reads came back short).
+// pages and comes back short.  No request of the shim may outlive the
+// program's call that made it.
 HIO_DIFF_CASE(restore_stream_dev_zero, "13",
               "cold 16 MiB read stream with 8 MiB reads of /dev/zero between the calls (none may come back short)") {
   constexpr size_t kRead = 16 * kMiB, kFile = 128 * kMiB, kZero = 8 * kMiB;

@@ -82,4 +82,8 @@ int harness_failure(const std::string& what);
 // Re-entry point after exec (locks_exec): `hio_diff --exec-check ...`.
 int locks_exec_check(int argc, char** argv);
 
+// Another process without the shim (cases_other_processes.cc):
+// `hio_diff --plain-helper ...`, started with LD_PRELOAD removed.
+int plain_helper_main(int argc, char** argv);
+
 }  // namespace hio_diff

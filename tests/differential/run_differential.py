@@ -36,8 +36,6 @@ MODES = {
     # Hybrid's uncached writes of every size drop behind the call (learning
     # starts writes uncached; drop_behind.h).
     "dropbehind": {"HYBRIDIO_POLICY": "hybrid", "HYBRIDIO_DROP_BEHIND": "64K"},
-    "readahead": {"HYBRIDIO_POLICY": "direct", "HYBRIDIO_READ_THRESHOLD": "64K",
-                  "HYBRIDIO_WRITE_THRESHOLD": "64K", "HYBRIDIO_READ_AHEAD": "32M"},
     "writebehind": {"HYBRIDIO_POLICY": "direct", "HYBRIDIO_READ_THRESHOLD": "64K",
                     "HYBRIDIO_WRITE_THRESHOLD": "64K", "HYBRIDIO_WRITE_BEHIND": "on"},
 }

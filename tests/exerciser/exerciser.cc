@@ -165,10 +165,6 @@ class Run {
       need(s.write_behind_writes > 0, "write-behind writes");
       need(s.write_behind_errors == 0, "no write-behind error");
     }
-    if ((v_.expect & kExpectReadAhead) && !o_.expect_odirect_refused) {
-      need(s.read_ahead_hits > 0, "reads served by read-ahead");
-      need(s.read_ahead_dropped > 0, "read-ahead windows given up when the file changed");
-    }
     if (v_.counters_ok) need(v_.counters_ok(s), v_.counters_need ? v_.counters_need : "its own counters");
     return missing;
   }
@@ -177,15 +173,13 @@ class Run {
     char line[512];
     snprintf(line, sizeof line,
              "%llu ops, %.0f MiB written, %.0f MiB read through the library; direct %.0f MiB, dontcache %.0f MiB, "
-             "splits %llu, bounces %llu, write-behind %llu, read-ahead hits %llu (dropped %llu), "
+             "splits %llu, bounces %llu, write-behind %llu, "
              "refused: O_DIRECT %llu, DONTCACHE %llu; mmap %llu",
              static_cast<unsigned long long>(o_.ops), written_ / double(M), read_ / double(M),
              (s.bytes[0][HIO_PATH_DIRECT] + s.bytes[1][HIO_PATH_DIRECT]) / double(M),
              (s.bytes[0][HIO_PATH_DONTCACHE] + s.bytes[1][HIO_PATH_DONTCACHE]) / double(M),
              static_cast<unsigned long long>(s.splits), static_cast<unsigned long long>(s.bounces),
              static_cast<unsigned long long>(s.write_behind_writes),
-             static_cast<unsigned long long>(s.read_ahead_hits),
-             static_cast<unsigned long long>(s.read_ahead_dropped),
              static_cast<unsigned long long>(s.direct_open_refused + s.direct_io_refused),
              static_cast<unsigned long long>(s.dontcache_refused), static_cast<unsigned long long>(maps_));
     std::string out = line;
@@ -494,10 +488,9 @@ class Run {
       written_ += grow;
       lib_bytes_ += grow;
     }
-    // A window needs a read lease, which no file open for writing anywhere
-    // can get (read_ahead.h): the stream reads through a read-only open,
-    // and every change below opens the file for writing, or truncates it by
-    // name, as another program would - which breaks the lease.
+    // The stream reads through a read-only open, and every change below
+    // opens the file for writing, or truncates it by name, as another
+    // program would.
     reopen_with(O_RDONLY, "read-only for the stream");
     trace("read stream of %llu x %llu, change %d after %llu", (unsigned long long)count, (unsigned long long)len,
           change, (unsigned long long)change_at);
@@ -513,7 +506,7 @@ class Run {
     f_ = nullptr;
     expect_ok(hio_open(path_.c_str(), flags, 0, &f_), what);
   }
-  // Changes [at, at + len) (data the window has read ahead) without telling it.
+  // Changes [at, at + len), just ahead of the stream, through another open.
   void change_ahead(int how, uint64_t at, uint64_t len) {
     uint64_t n = std::min<uint64_t>(len / 2 + 1, model_.size() > at ? model_.size() - at : 0);
     if (how == 0 && n) {  // a write through another open of the library
@@ -578,7 +571,6 @@ void configure(const Variant& v) {
   e.uring = 1;
   e.write_behind = v.write_behind;
   if (v.write_behind) e.write_behind_limit = 16 * M;
-  e.read_ahead = v.read_ahead;
   if (v.tune) {
     v.tune(&c, &e);
     hio_policy_set(&c);

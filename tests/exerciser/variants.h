@@ -19,7 +19,6 @@ enum Expect : unsigned {
   kExpectDirect = 1,      // direct bytes, splits and bounces
   kExpectDontcache = 2,   // RWF_DONTCACHE bytes
   kExpectWriteBehind = 4, // writes that returned once staged
-  kExpectReadAhead = 8,   // direct reads served from the read-ahead window
   kExpectNoDirect = 16,   // not a byte off the page cache (buffered)
 };
 
@@ -31,12 +30,10 @@ struct Variant {
   uint64_t chunk_size = 0;       // engine; 0: default
   uint32_t queue_depth = 0;
   int write_behind = 0;          // 1: direct writes return once staged
-  uint64_t read_ahead = 0;       // bytes read ahead of a direct read stream; 0: off
   unsigned expect = kExpectNothing;
-  // Read-ahead needs a read lease, which a file open for writing cannot
-  // get: a mode with read-ahead reads a stream through a read-only open
-  // every this many operations, changing the file as other programs would
-  // in the middle of it (0: never).
+  // Every this many operations, a sequential read stream through a
+  // read-only open, the file changed as other programs would in the
+  // middle of it (0: never).
   uint64_t stream_every = 0;
   // Settings the fields above do not name (a new engine or policy switch),
   // applied last; and a check of its own counters at the end, with what it
@@ -56,22 +53,21 @@ inline bool learned_samples(const hio_stats& s) { return s.learn_samples > 0; }
 // suite runs with it off): the reuse mode runs in a process of its own too.
 inline bool reuse_admitted(const hio_stats& s) { return s.reuse_admitted_reads > 0; }
 
-// ---- The modes (issue 14: hybrid, direct, dontcache, write-behind, read
-// pipeline, learned thresholds).  Add a mode here; nothing else changes. ----
+// ---- The modes (issue 14: hybrid, direct, dontcache, write-behind, a read
+// stream, learned thresholds).  Add a mode here; nothing else changes. ----
 inline const Variant kVariants[] = {
-    {"buffered", HIO_MODE_BUFFERED, 0, 0, 0, 0, 0, 0, kExpectNoDirect},
+    {"buffered", HIO_MODE_BUFFERED, 0, 0, 0, 0, 0, kExpectNoDirect},
     {"hybrid", HIO_MODE_HYBRID},
     // Low thresholds: splits, bounces and cache probes on medium requests.
-    {"hybrid_low", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, 0, kExpectDirect},
-    {"direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 0, 0, kExpectDirect},
-    {"dontcache", HIO_MODE_DONTCACHE, 0, 0, 0, 0, 0, 0, kExpectDontcache},
-    {"write_behind", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 1, 0, kExpectDirect | kExpectWriteBehind},
-    {"read_pipeline", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 0, 32 * M, kExpectDirect | kExpectReadAhead,
-     5000},
+    {"hybrid_low", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, kExpectDirect},
+    {"direct", HIO_MODE_DIRECT, 0, 0, 64 * K, 4, 0, kExpectDirect},
+    {"dontcache", HIO_MODE_DONTCACHE, 0, 0, 0, 0, 0, kExpectDontcache},
+    {"write_behind", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 1, kExpectDirect | kExpectWriteBehind},
+    {"read_stream", HIO_MODE_DIRECT, 64 * K, 64 * K, 256 * K, 8, 0, kExpectDirect, 5000},
     // Learned thresholds (HYBRIDIO_LEARN=on): low configured thresholds so
     // that most requests are in the size classes the learner measures and
     // explores (64 KiB and up), paths switching in the middle of the file.
-    {"learned", HIO_MODE_HYBRID, 64 * K, 256 * K, 256 * K, 4, 0, 0, kExpectNothing, 0, nullptr, learned_samples,
+    {"learned", HIO_MODE_HYBRID, 64 * K, 256 * K, 256 * K, 4, 0, kExpectNothing, 0, nullptr, learned_samples,
      "requests whose cost the learner measured (run with HYBRIDIO_LEARN=on)", true},
     // Re-use admission (HYBRIDIO_REUSE_BUDGET=auto): reads of data read off
     // the cache before take the cache instead; the bytes must not change.

@@ -33,13 +33,14 @@ check "a missing value is refused with status 2" sh -c "'$HIO' run --policy 2>'$
 check "a bad option is refused with status 2" sh -c "'$HIO' run --policy=fast -- true 2>'$WORK/err'; [ \$? -eq 2 ] && grep -q 'is not valid' '$WORK/err'"
 check "no command is refused with status 2" sh -c "'$HIO' run 2>/dev/null; [ \$? -eq 2 ]"
 # Write-behind cannot keep POSIX semantics under the shim: refused there
-# with one line, and the writes complete within each call.  Read-ahead runs
-# there (its read lease keeps reads current) and is not mentioned.
-check "write-behind is refused under the shim, in one line; read-ahead is not" sh -c "
+# with one line, and the writes complete within each call.  A removed
+# setting (HYBRIDIO_READ_AHEAD) is ignored with one line of its own.
+check "write-behind is refused under the shim, in one line; a removed setting warns once" sh -c "
   HYBRIDIO_WRITE_BEHIND=on HYBRIDIO_READ_AHEAD=32M HYBRIDIO_STATS='$WORK/wb.json' LD_PRELOAD='$SHIM' \
     dd if=/dev/zero of='$WORK/wb.bin' bs=4M count=4 status=none 2>'$WORK/wb.err' &&
   [ \$(grep -c 'not available under the LD_PRELOAD shim' '$WORK/wb.err') -eq 1 ] &&
-  grep -q HYBRIDIO_WRITE_BEHIND '$WORK/wb.err' && ! grep -q HYBRIDIO_READ_AHEAD '$WORK/wb.err'"
+  grep -q HYBRIDIO_WRITE_BEHIND '$WORK/wb.err' &&
+  [ \$(grep -c 'HYBRIDIO_READ_AHEAD is a removed setting' '$WORK/wb.err') -eq 1 ]"
 check "refused write-behind queued nothing" "$PY" -c "
 import json; s = json.load(open('$WORK/wb.json')); assert s['write_behind']['writes'] == 0, s['write_behind']
 assert s['write']['direct']['bytes'] == 16 << 20, s['write']"

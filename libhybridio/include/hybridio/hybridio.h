@@ -130,10 +130,10 @@ struct hio_stats {
 	uint64_t write_behind_stalls; /* writes that waited for staging memory */
 	uint64_t write_behind_waits;  /* reads, writes, fsyncs, closes that waited for queued writes */
 	uint64_t write_behind_errors; /* deferred write errors reported by fsync/close */
-	/* Appended with read-ahead. */
-	uint64_t read_ahead_hits;     /* direct reads served from the read-ahead window */
+	/* Always 0: nothing is read ahead across calls (kept for the layout). */
+	uint64_t read_ahead_hits;
 	uint64_t read_ahead_bytes;
-	uint64_t read_ahead_dropped;  /* windows given up: the file changed, a read left the stream, an error */
+	uint64_t read_ahead_dropped;
 	/* Appended with learned thresholds (docs/policy.md). */
 	uint64_t learn_samples;       /* requests whose cost was measured */
 	uint64_t learn_deferred;      /* syncs and closes whose time was charged to buffered/uncached writes */
@@ -184,8 +184,8 @@ struct hio_engine_config {
 	int uring;                   /* 1: io_uring where available; 0: synchronous submission */
 	int write_behind;            /* 1: direct writes return once staged (docs/architecture.md) */
 	uint64_t write_behind_limit; /* staging memory for write-behind, per process (>= 1 MiB) */
-	/* Appended with read-ahead. */
-	uint64_t read_ahead;         /* bytes read ahead of a sequential direct read stream, under a read lease (0: off; <= 1 GiB; default 16 MiB) */
+	/* Ignored, and 0 from hio_engine_get(): nothing is read ahead across calls (kept for the layout). */
+	uint64_t read_ahead;
 };
 
 /* The engine settings in effect (after environment and config file). */

@@ -85,7 +85,7 @@ enum hio_rule {
 	HIO_RULE_WRITE_SIZE,           /* write at or above the write threshold */
 	HIO_RULE_READ_SIZE,            /* read at or above the read threshold */
 	HIO_RULE_SYNC_WRITE,           /* O_SYNC/O_DSYNC write above the lower sync threshold */
-	HIO_RULE_SEQUENTIAL,           /* long sequential stream (writes; reads with a pipeline) above the stream threshold */
+	HIO_RULE_SEQUENTIAL,           /* long sequential write stream above the stream threshold */
 	HIO_RULE_PRESSURE,             /* memory pressure lowered the threshold */
 	HIO_RULE_CONTENDED,            /* several threads writing the file lowered the threshold */
 	HIO_RULE_LEARNED,              /* a size threshold measured on this filesystem decided (HIO_FILE_LEARNED) */
@@ -101,7 +101,7 @@ enum hio_rule {
 #define HIO_FILE_NO_DIRECT     0x08u /* O_DIRECT was refused for this file */
 #define HIO_FILE_CALLER_DIRECT 0x10u /* the caller itself opened the file O_DIRECT */
 #define HIO_FILE_DONTCACHE_OK  0x20u /* RWF_DONTCACHE works on this file */
-#define HIO_FILE_READ_PIPELINE 0x40u /* a read pipeline (direct reads kept in flight ahead) serves this file */
+/* 0x40u is not used. */
 /*
  * Inputs from measurement (libhybridio's learner, docs/policy.md "Learned
  * thresholds"); the kernel module never sets them.
@@ -147,7 +147,7 @@ struct hio_policy_config {
 	hio_u64 write_threshold;      /* hybrid: writes >= this go direct (Lustre: 2 MiB) */
 	hio_u64 read_threshold;       /* hybrid: reads >= this go direct (Lustre: 8 MiB) */
 	hio_u64 sync_write_threshold; /* hybrid: O_SYNC/O_DSYNC writes >= this go direct */
-	hio_u64 stream_threshold;     /* hybrid: writes (reads with a pipeline) >= this in a sequential stream go direct */
+	hio_u64 stream_threshold;     /* hybrid: writes >= this in a sequential stream go direct */
 	hio_u32 stream_min_run;       /* ... once the stream has this many sequential predecessors */
 	hio_u32 pressure_high;        /* pressure (0-100) at which thresholds are divided ... */
 	hio_u32 pressure_shift;       /* ... by 2^pressure_shift */
@@ -441,18 +441,11 @@ static inline enum hio_path hio_policy_decide(const struct hio_policy_config *c,
 			size_rule = HIO_RULE_PRESSURE;
 		}
 		/*
-		 * Reads only with a pipeline: a sequential read stream is
-		 * already pipelined by the kernel's readahead, which one
-		 * synchronous direct read at a time does not beat, but direct
-		 * reads kept in flight ahead of the stream do (docs/policy.md
-		 * has the numbers).  The stream threshold is the pipeline's
-		 * own floor: pressure does not lower it.
+		 * Reads keep their own threshold in a stream: the kernel's
+		 * readahead already reads a sequential stream ahead, which one
+		 * synchronous direct call at a time does not beat below the
+		 * read threshold (docs/policy.md).
 		 */
-		if (!is_write && (r->file_flags & HIO_FILE_READ_PIPELINE) &&
-		    r->seq_run >= c->stream_min_run && c->stream_threshold < threshold) {
-			threshold = c->stream_threshold;
-			size_rule = HIO_RULE_SEQUENTIAL;
-		}
 		if (is_write && r->writers >= HIO_CONTENTION_WRITERS &&
 		    (threshold >> HIO_CONTENTION_SHIFT) < threshold) {
 			threshold >>= HIO_CONTENTION_SHIFT;
@@ -555,9 +548,6 @@ static inline hio_u64 hio_policy_smallest_offcache(const struct hio_policy_confi
 		lowest >>= HIO_CONTENTION_SHIFT;
 	} else {
 		lowest = c->read_threshold >> c->pressure_shift;
-		/* A read stream with a pipeline takes the stream threshold. */
-		if (c->stream_threshold < lowest)
-			lowest = c->stream_threshold;
 	}
 	/* A direct body is at least a page ... */
 	if (lowest < c->page_size)

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "../lease_guard.h"
 #include "copy_offload.h"
 #include "exact_call.h"
 #include "real_libc.h"
@@ -320,6 +321,9 @@ HIO_EXPORT int fcntl(int fd, int cmd, ...) {
   va_end(ap);
   if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
     return after_open(real().fcntl(fd, cmd, static_cast<int>(reinterpret_cast<intptr_t>(arg))));
+  // A lease waits for the library's opens of other threads to end, and
+  // none starts while it is held (lease_guard.h).
+  if (cmd == F_SETLEASE) return hybridio::set_lease(fd, static_cast<int>(reinterpret_cast<intptr_t>(arg)), real().fcntl);
   int r = real().fcntl(fd, cmd, arg);
   // New status flags (O_APPEND, O_DIRECT, ...) on this open file: look at it afresh.
   if (cmd == F_SETFL && r == 0) shim::on_replaced(fd);

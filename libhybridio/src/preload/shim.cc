@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../file.h"
+#include "../fork_order.h"
 #include "../log.h"
 #include "../private_fd.h"
 #include "../runtime.h"
@@ -52,21 +53,24 @@ bool is_mapped(dev_t dev, ino_t ino) {
   return false;
 }
 
-void atfork_prepare() {
-  private_fd_atfork_prepare();
-  g_mapped_mu.lock();
-  exact_call_atfork_prepare();
-}
-void atfork_parent() {
-  exact_call_atfork_parent();
+// fork(2), at their levels of the one order (fork_order.h).
+void mapped_prepare() { g_mapped_mu.lock(); }
+void mapped_parent() { g_mapped_mu.unlock(); }
+void mapped_child() {
   g_mapped_mu.unlock();
-  private_fd_atfork_release();
-}
-void atfork_child() {
-  exact_call_atfork_child();
-  g_mapped_mu.unlock();
-  private_fd_atfork_release();
   g_pid.store(getpid());
+}
+void install_fork_handlers_of_the_shim() {
+  ForkHandlers exact;
+  exact.prepare = exact_call_atfork_prepare;
+  exact.parent = exact_call_atfork_parent;
+  exact.child = exact_call_atfork_child;
+  install_fork_handlers(ForkLevel::kExactCalls, exact);
+  ForkHandlers mapped;
+  mapped.prepare = mapped_prepare;
+  mapped.parent = mapped_parent;
+  mapped.child = mapped_child;
+  install_fork_handlers(ForkLevel::kMappedFiles, mapped);
 }
 
 // The smallest request worth a look (hio_policy_smallest_offcache), at
@@ -141,8 +145,7 @@ bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed)
 // POSIX semantics when calls the shim does not see (fsync, ftruncate,
 // copy_file_range, another process's read...) must see every byte, so under
 // the shim it is refused, with one line on stderr.  The library's API keeps
-// it, with the contract in write_behind.h.  Read-ahead runs under the shim
-// too: its read lease keeps every read current (read_ahead.h).
+// it, with the contract in write_behind.h.
 void refuse_deferred_modes() {
   EngineSettings e = engine_settings();
   if (!e.write_behind) return;
@@ -166,7 +169,7 @@ void initialize() {
   } catch (const std::bad_alloc&) {
     return;
   }
-  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  install_fork_handlers_of_the_shim();
   for (bool write : {false, true})
     g_candidate[write].store(compute_candidate(Runtime::get().policy(), write), std::memory_order_release);
 }
