@@ -71,7 +71,7 @@ inline const Variant kVariants[] = {
      "requests whose cost the learner measured (run with HYBRIDIO_LEARN=on)", true},
     // Re-use admission (HYBRIDIO_REUSE_BUDGET=auto): reads of data read off
     // the cache before take the cache instead; the bytes must not change.
-    {"reuse", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, 0, kExpectNothing, 0, nullptr, reuse_admitted,
+    {"reuse", HIO_MODE_HYBRID, 64 * K, 64 * K, 64 * K, 4, 0, kExpectNothing, 0, nullptr, reuse_admitted,
      "reads admitted by the re-use history (run with HYBRIDIO_REUSE_BUDGET=auto)", true},
 };
 
