@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio_ext.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -82,6 +83,8 @@ uint64_t compute_candidate(const hio_policy_config& p, bool write) {
 // glibc's libio.h _IO_IN_BACKUP: the stream is reading from its ungetc
 // pushback area (not in the public struct_FILE.h).
 constexpr int kStdioInBackup = 0x100;
+// glibc's libio.h _IO_CURRENTLY_PUTTING: the buffer holds bytes being written.
+constexpr int kStdioCurrentlyPutting = 0x800;
 
 TrackedRef classify(int fd) {
   FdTable& table = fd_table();
@@ -134,6 +137,7 @@ Guard::~Guard() {
 uint64_t candidate_size(bool write) { return g_candidate[write].load(std::memory_order_relaxed); }
 
 bool is_ignored(int fd) { return fd_table().state(fd) == SlotState::kIgnored; }
+
 
 bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed); }
 
@@ -192,6 +196,66 @@ TrackedRef lookup(int fd) {
   return classify(fd);
 }
 
+namespace {
+
+// The write half of accel_stdio, with the stream locked and its indicators
+// checked: glibc's _IO_new_file_xsputn in the same steps, with its direct
+// write of whole buffers made by the engine at the file position.  glibc
+// fills the room left in the stream's buffer, flushes the buffer, writes
+// the largest multiple of the buffer's size directly (advancing the
+// stream's cached offset, as _IO_new_file_write does) and keeps the
+// remainder buffered (a buffer under 128 bytes: nothing kept); a short
+// write is retried until it fails, and a failure sets the error indicator
+// and returns the whole items moved.  The bytes kept in the buffer are
+// therefore glibc's own, so a fork or an _exit without fflush writes them
+// as often as it would.  `saved` is errno at the call; a call that
+// succeeds leaves it so.  Declines (returns (size_t)-1, nothing moved) a
+// stream holding bytes read ahead, which glibc would seek back over.
+size_t stdio_write(const TrackedRef& t, int fd, const char* data, size_t size, size_t count, FILE* stream,
+                   int saved) {
+  const size_t total = size * count;
+  size_t done = 0;
+  if (!(stream->_flags & kStdioCurrentlyPutting)) {
+    if (stream->_IO_read_ptr != stream->_IO_read_end) return static_cast<size_t>(-1);
+    // Its first byte through stdio puts the stream in writing mode, with
+    // the buffer glibc gives it (allocated now if it had none).
+    errno = saved;
+    if (real().fwrite(data, 1, 1, stream) != 1) return 0;
+    done = 1;
+  }
+  const size_t block = __fbufsize(stream);
+  const size_t room = stream->_IO_write_end > stream->_IO_write_ptr
+                          ? static_cast<size_t>(stream->_IO_write_end - stream->_IO_write_ptr)
+                          : 0;
+  const size_t head = std::min(room, total - done);
+  errno = saved;
+  if (head && real().fwrite(data + done, 1, head, stream) != head) return done / size;
+  done += head;
+  if (done == total) return count;
+  if (fflush(stream) != 0) return done / size;  // errno and the error indicator are fflush's
+  const size_t rest = total - done;
+  const size_t direct = rest - (block >= 128 ? rest % block : 0);
+  size_t moved = 0;
+  ssize_t n = 0;
+  while (moved < direct) {
+    iovec iov{const_cast<char*>(data) + done + moved, direct - moved};
+    if (!exact_call(t, fd, true, &iov, 1, -1, iov.iov_len, &n) || n <= 0) break;
+    moved += static_cast<size_t>(n);
+    if (stream->_offset >= 0) stream->_offset += n;
+  }
+  done += moved;
+  if (n < 0) {
+    stream->_flags |= _IO_ERR_SEEN;
+    errno = static_cast<int>(-n);
+    return done / size;
+  }
+  // All of it moved, or the engine declined a piece: stdio writes the rest.
+  errno = saved;
+  return (done + real().fwrite(data + done, 1, total - done, stream)) / size;
+}
+
+}  // namespace
+
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream) {
   const size_t declined = static_cast<size_t>(-1);
   if (size == 0 || count == 0 || count > SIZE_MAX / size) return declined;
@@ -199,7 +263,13 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   if (total < candidate_size(write)) return declined;
   int fd = fileno(stream);
   if (fd < 0 || fwide(stream, 0) > 0) return declined;
+  // The stream's own mode decides, as in glibc: a write on a stream not
+  // open for writing fails there with EBADF whatever the descriptor allows.
+  // Line-buffered streams keep glibc's own newline handling.
+  if (write ? (!__fwritable(stream) || __flbf(stream)) : !__freadable(stream)) return declined;
+  const int saved = errno;
   TrackedRef t = lookup(fd);
+  errno = saved;
   if (!t || (write && (t->status_flags & O_APPEND))) return declined;
 
   flockfile(stream);
@@ -210,12 +280,19 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
     funlockfile(stream);
     return declined;
   }
+  if (write) {
+    const size_t items = stdio_write(t, fd, static_cast<const char*>(buf), size, count, stream, saved);
+    funlockfile(stream);
+    if (items == declined) errno = saved;
+    return items;
+  }
   // Flush what stdio holds, then put the stream and the descriptor at the
   // same place: the engine works on the descriptor, stdio resumes after it.
   off_t pos = -1;
   if (fflush(stream) == 0) pos = ftello(stream);
   if (pos < 0 || fseeko(stream, pos, SEEK_SET) != 0) {
     funlockfile(stream);
+    errno = saved;
     return declined;
   }
   // The stream's own loop would move it all, in calls of at most
@@ -224,17 +301,19 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   ssize_t n = 0;
   while (moved < total) {
     iovec iov{static_cast<char*>(buf) + moved, total - moved};
-    if (!exact_call(t, fd, write, &iov, 1, pos + static_cast<off_t>(moved), iov.iov_len, &n) || n <= 0) break;
+    if (!exact_call(t, fd, false, &iov, 1, pos + static_cast<off_t>(moved), iov.iov_len, &n) || n <= 0) break;
     moved += static_cast<size_t>(n);
   }
   fseeko(stream, pos + static_cast<off_t>(moved), SEEK_SET);
   size_t items = moved / size;
+  errno = saved;
   if (moved < total) {
     // A partial item, EOF or an error: let stdio itself finish the call, so
     // that its EOF and error indicators and errno come out as they would.
     if (moved % size) fseeko(stream, pos + static_cast<off_t>(items * size), SEEK_SET);
+    errno = saved;
     char* rest = static_cast<char*>(buf) + items * size;
-    items += write ? real().fwrite(rest, size, count - items, stream) : real().fread(rest, size, count - items, stream);
+    items += real().fread(rest, size, count - items, stream);
   }
   funlockfile(stream);
   return items;

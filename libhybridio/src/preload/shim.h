@@ -55,7 +55,10 @@ TrackedRef lookup(int fd);
 bool is_ignored(int fd);
 
 // stdio: returns items transferred, or (size_t)-1 when it declined (caller
-// then uses the real function).
+// then uses the real function).  What it decides is glibc's: the stream's
+// own mode (a stream not open for the direction declines, and glibc fails
+// it with EBADF), the bytes left in the stream's buffer, the error
+// indicator and errno (untouched by a call that succeeds).
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream);
 
 // Descriptor life events.
