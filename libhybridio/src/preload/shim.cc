@@ -20,9 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "../drop_behind.h"
 #include "../file.h"
 #include "../log.h"
 #include "../private_fd.h"
+#include "../proc_files.h"
 #include "../runtime.h"
 #include "../uring_engine.h"
 #include "exact_call.h"
@@ -34,6 +36,10 @@ namespace {
 
 __thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint64_t> g_candidate[2] = {UINT64_MAX, UINT64_MAX};  // [read], [write]
+// What g_candidate held before a seccomp call (before_sandbox), restored
+// if the call fails.
+uint64_t g_candidate_before_sandbox[2] = {UINT64_MAX, UINT64_MAX};
+std::atomic<bool> g_passthrough{false};
 std::atomic<pid_t> g_pid{0};
 PathRules* g_rules = nullptr;
 
@@ -67,7 +73,7 @@ void atfork_child() {
   exact_call_atfork_child();
   g_mapped_mu.unlock();
   private_fd_atfork_release();
-  g_pid.store(getpid());
+  if (!g_passthrough.load(std::memory_order_relaxed)) g_pid.store(getpid());
 }
 
 // The smallest request worth a look (hio_policy_smallest_offcache), at
@@ -134,6 +140,30 @@ Guard::~Guard() {
   if (entered_) t_inside = false;
 }
 
+bool passthrough() { return g_passthrough.load(std::memory_order_relaxed); }
+
+bool before_sandbox() {
+  Guard guard;
+  if (g_passthrough.exchange(true)) return false;
+  const bool was_on = g_candidate[0].load() != UINT64_MAX || g_candidate[1].load() != UINT64_MAX;
+  for (int w = 0; w < 2; ++w) g_candidate_before_sandbox[w] = g_candidate[w].exchange(UINT64_MAX);
+  if (!was_on) return true;
+  const int saved = errno;
+  drop_behind_drain();
+  discard_calling_thread_ring();
+  Runtime::get().write_exit_stats();
+  errno = saved;
+  return true;
+}
+
+void after_sandbox(bool turned_on, bool entered) {
+  if (!turned_on || entered) return;
+  const bool was_on = g_candidate_before_sandbox[0] != UINT64_MAX || g_candidate_before_sandbox[1] != UINT64_MAX;
+  if (was_on) Runtime::get().rearm_exit_stats();
+  for (int w = 0; w < 2; ++w) g_candidate[w].store(g_candidate_before_sandbox[w]);
+  g_passthrough.store(false);
+}
+
 uint64_t candidate_size(bool write) { return g_candidate[write].load(std::memory_order_relaxed); }
 
 bool is_ignored(int fd) { return fd_table().state(fd) == SlotState::kIgnored; }
@@ -156,11 +186,27 @@ void refuse_deferred_modes() {
   set_engine_settings(e);
 }
 
+// "Seccomp:" of /proc/self/status: 0 none, 1 strict, 2 filter; 0 when it
+// cannot be read.
+int seccomp_mode_at_start() {
+  char status[4096];
+  uint64_t mode = 0;
+  if (!read_small_file("/proc/self/status", status, sizeof status) || !line_number(status, "Seccomp:", &mode))
+    return 0;
+  return static_cast<int>(mode);
+}
+
 void initialize() {
   Guard guard;
   resolve_real();
   set_transparent_mode(true);
   g_pid.store(getpid());
+  const int seccomp = seccomp_mode_at_start();
+  if (seccomp == 1) {
+    g_passthrough.store(true);
+    return;
+  }
+  if (seccomp == 2) HIO_DEBUG("started under a seccomp filter: calls it refuses fall back to the program's own");
   // Without memory for its tables (or the settings) the shim stays off:
   // the candidate sizes keep their "never" value and every call goes to libc.
   try {
@@ -181,7 +227,7 @@ TrackedRef lookup(int fd) {
   // A descriptor already left alone (pipe, socket, terminal, ...) costs no
   // system call; reading the table is harmless in a vfork child too, and
   // passing to libc is always safe there.
-  if (state == SlotState::kIgnored || in_vfork_child()) return TrackedRef();
+  if (state == SlotState::kIgnored || passthrough() || in_vfork_child()) return TrackedRef();
   switch (state) {
     case SlotState::kIgnored:
       return TrackedRef();
@@ -320,17 +366,17 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
 }
 
 void on_opened(int fd) {
-  if (!in_vfork_child()) fd_table().reset(fd);
+  if (!passthrough() && !in_vfork_child()) fd_table().reset(fd);
 }
 
 void on_close(int fd) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   if (File* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
   fd_table().reset(fd);
 }
 
 void on_close_range(unsigned first, unsigned last) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   forget_private_fds(first, last);
   unsigned top = std::min<unsigned>(last, FdTable::kMaxFd - 1);
   for (unsigned fd = first; fd <= top; ++fd) fd_table().reset(static_cast<int>(fd));
@@ -339,7 +385,7 @@ void on_close_range(unsigned first, unsigned last) {
 void on_replaced(int fd) { on_close(fd); }
 
 void on_mapped(int fd) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
   {
@@ -359,8 +405,9 @@ void on_mapped(int fd) {
 }
 
 int timed_sync(int fd, bool data_only) {
-  const uint64_t started = monotonic_ns();
   int (*call)(int) = data_only ? real().fdatasync : real().fsync;
+  if (passthrough()) return call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
+  const uint64_t started = monotonic_ns();
   const int r = call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
   if (r != 0) return r;
   // Only a descriptor already tracked: classifying one here would cost a
@@ -377,7 +424,8 @@ int timed_sync(int fd, bool data_only) {
 
 void before_exit() {
   Guard guard;
-  if (guard.entered() && !in_vfork_child() && g_candidate[0].load() != UINT64_MAX) Runtime::get().write_exit_stats();
+  if (guard.entered() && !passthrough() && !in_vfork_child() && g_candidate[0].load() != UINT64_MAX)
+    Runtime::get().write_exit_stats();
 }
 
 }  // namespace hybridio::preload
