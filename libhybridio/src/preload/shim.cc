@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio_ext.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -96,6 +97,13 @@ TrackedRef classify(int fd) {
   FdTable& table = fd_table();
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  // The kernel's pseudo filesystems answer each call themselves (a sysfs
+  // read returns at most a page): left to libc, whatever path led there.
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0 || kernel_pseudo_fs(static_cast<unsigned long>(fs.f_type))) {
     table.set_ignored(fd);
     return TrackedRef();
   }
