@@ -66,6 +66,7 @@ bool try_io(int fd, bool write, const iovec* iov, int count, off_t at, ssize_t* 
     errno = saved;
     return false;
   }
+  shim::after_accelerated_call();
   *out = finish(r, saved);
   return true;
 }

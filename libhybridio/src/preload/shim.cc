@@ -24,6 +24,7 @@
 #include "../drop_behind.h"
 #include "../file.h"
 #include "../log.h"
+#include "../memory_headroom.h"
 #include "../private_fd.h"
 #include "../proc_files.h"
 #include "../runtime.h"
@@ -337,6 +338,7 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   if (write) {
     const size_t items = stdio_write(t, fd, static_cast<const char*>(buf), size, count, stream, saved);
     funlockfile(stream);
+    after_accelerated_call();
     if (items == declined) errno = saved;
     return items;
   }
@@ -370,7 +372,16 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
     items += real().fread(rest, size, count - items, stream);
   }
   funlockfile(stream);
+  after_accelerated_call();
   return items;
+}
+
+void after_accelerated_call() {
+  if (!address_space_limited()) return;
+  const int saved = errno;
+  File::release_thread_staging();
+  release_calling_thread_buffers();
+  errno = saved;
 }
 
 void on_opened(int fd) {

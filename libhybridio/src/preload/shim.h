@@ -82,6 +82,11 @@ bool is_ignored(int fd);
 // indicator and errno (untouched by a call that succeeds).
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream);
 
+// After an accelerated call (exact_call) on this thread: under RLIMIT_AS or
+// RLIMIT_DATA (memory_headroom.h) the thread's staging, bounce and ring
+// slot buffers go back, so that the shim holds no buffer between calls.
+void after_accelerated_call();
+
 // Descriptor life events.
 void on_opened(int fd);
 void on_close(int fd);
