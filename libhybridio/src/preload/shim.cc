@@ -158,7 +158,7 @@ bool before_sandbox() {
   for (int w = 0; w < 2; ++w) g_candidate_before_sandbox[w] = g_candidate[w].exchange(UINT64_MAX);
   if (!was_on) return true;
   const int saved = errno;
-  drop_behind_drain();
+  drop_behind_stop();
   discard_calling_thread_ring();
   Runtime::get().write_exit_stats();
   errno = saved;
