@@ -154,6 +154,17 @@ PoolBuffer BufferPool::acquire(size_t size) {
 
 void BufferPool::release(PoolBuffer& b) {
   const uint64_t headroom = headroom_(kRecentMs);  // procfs and cgroupfs reads: not under the lock
+  // Under RLIMIT_AS or RLIMIT_DATA every byte kept is address space the
+  // program cannot map: nothing is kept.
+  if (headroom_ == memory_headroom_bytes && address_space_limited()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Cached& c : free_) free_memory(c.data, c.size);
+    mapped_ -= cached_ + b.size_;
+    cached_ = 0;
+    free_.clear();
+    free_memory(b.data_, b.size_);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t bound = retention_bound(headroom, cached_);

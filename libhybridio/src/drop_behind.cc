@@ -87,6 +87,18 @@ class Worker {
     while (running_ && backlog_ > 0) room_.wait(lock);
   }
 
+  // drain(), then the worker's ring is closed and its thread returns; none
+  // starts again in this process (its stack would be the one the old
+  // thread may still be leaving).
+  void stop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (running_ && !failed_ && backlog_ > 0) room_.wait(lock);
+    failed_ = true;
+    stopping_ = true;
+    work_.notify_all();
+    while (running_ && ready_) room_.wait(lock);
+  }
+
   // fork(2): the lock is taken before and released in both processes; the
   // child has no worker (threads do not survive fork) and starts afresh.
   static constexpr ForkLevel kForkLevel = ForkLevel::kDropBehind;
@@ -104,7 +116,7 @@ class Worker {
     for (Slot& s : slots_) s = Slot{};
     busy_ = head_ = queued_ = 0;
     backlog_ = 0;
-    running_ = failed_ = ready_ = false;
+    running_ = failed_ = ready_ = stopping_ = false;
     mu_.unlock();
   }
 
@@ -146,7 +158,14 @@ class Worker {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        while (queued_ == 0 && busy_ == 0) work_.wait(lock);
+        while (queued_ == 0 && busy_ == 0 && !stopping_) work_.wait(lock);
+        if (stopping_ && queued_ == 0 && busy_ == 0) {
+          if (ring_ok_) close_fdless_ring(&ring_);
+          ring_ok_ = false;
+          running_ = ready_ = false;
+          room_.notify_all();
+          return;
+        }
         while (queued_ > 0 && busy_ < kSlots) {
           prepare(queue_[head_]);
           head_ = (head_ + 1) % kQueue;
@@ -270,7 +289,7 @@ class Worker {
   Write queue_[kQueue];
   unsigned head_ = 0, queued_ = 0;
   uint64_t backlog_ = 0;  // bytes handed over and not yet dropped
-  bool running_ = false, ready_ = false, failed_ = false;
+  bool running_ = false, ready_ = false, failed_ = false, stopping_ = false;
   LibraryThread thread_;  // the worker (library_thread.h)
   // The worker's own (busy_ changes under mu_).
   io_uring ring_{};
@@ -319,5 +338,7 @@ void DropBehind::finish(uint64_t offset, uint64_t done) {
 DropBehind::~DropBehind() { finish(0, 0); }
 
 void drop_behind_drain() { worker().drain(); }
+
+void drop_behind_stop() { worker().stop(); }
 
 }  // namespace hybridio

@@ -78,5 +78,11 @@ bool drop_behind_wanted(uint64_t len);
 
 // Waits until every drop-behind write handed over is dropped (tests).
 void drop_behind_drain();
+// drop_behind_drain(), then ends the worker thread and closes its ring:
+// from then on begin() says no in this process (uncached writes take
+// RWF_DONTCACHE).  For a process about to enter a seccomp mode, where the
+// thread would outlive the program's last one (strict mode leaves only
+// exit(2), which ends one thread).
+void drop_behind_stop();
 
 }  // namespace hybridio

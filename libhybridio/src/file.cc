@@ -53,8 +53,10 @@ ssize_t sys_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, int rw
 }
 
 // The calling thread's bounce buffer, grown on demand and kept for reuse.
+thread_local AlignedBuffer t_bounce;
+
 char* bounce_buffer(uint64_t size, uint32_t alignment) {
-  thread_local AlignedBuffer buffer;
+  AlignedBuffer& buffer = t_bounce;
   size_t align = std::max<size_t>(alignment, 4096);
   if (buffer.size() < size || reinterpret_cast<uintptr_t>(buffer.data()) % align != 0)
     buffer = AlignedBuffer(size, align);
@@ -133,10 +135,11 @@ ssize_t cached_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, int
 // The calling thread's staging slot i (of two) for misaligned bodies under
 // the shim: pool memory (huge pages, NUMA-local; a 4 MiB direct transfer
 // from scattered 4 KiB pages runs at half speed on virtio-blk), kept.
+thread_local PoolBuffer t_staging[2];
+
 char* staging_slot(int i, uint64_t size) {
-  thread_local PoolBuffer slots[2];
-  if (slots[i].size() < size) slots[i] = BufferPool::get().acquire(size);
-  return slots[i] ? slots[i].data() : nullptr;
+  if (t_staging[i].size() < size) t_staging[i] = BufferPool::get().acquire(size);
+  return t_staging[i] ? t_staging[i].data() : nullptr;
 }
 
 ssize_t result_of(uint64_t done, int error) {
@@ -613,6 +616,12 @@ ssize_t File::single_buffered(hio_op op, char* buf, size_t len, uint64_t offset,
   if (n < 0) return -errno;
   s.count_bytes(op, HIO_PATH_BUFFERED, static_cast<uint64_t>(n));
   return n;
+}
+
+void File::release_thread_staging() {
+  t_staging[0].reset();
+  t_staging[1].reset();
+  t_bounce = AlignedBuffer();
 }
 
 bool File::bounces_read(const char* buf, size_t len, uint64_t offset) {

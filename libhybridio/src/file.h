@@ -101,6 +101,10 @@ class File {
   // runs such calls in its exact section (preload/exact_call.h).
   static constexpr size_t kBouncedReadMin = 256 << 10;
   static bool bounces_read(const char* buf, size_t len, uint64_t offset);
+  // Gives the calling thread's staging slots for misaligned bodies back to
+  // the pool and frees its bounce buffer (between calls; the next call that
+  // needs them takes them again).
+  static void release_thread_staging();
 
   // Called when the program closed or replaced the O_DIRECT twin `fd`
   // (see private_fd.h); the twin is reopened when next needed.

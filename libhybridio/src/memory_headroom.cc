@@ -1,6 +1,8 @@
 // memory_headroom.cc - see memory_headroom.h.
 #include "memory_headroom.h"
 
+#include <sys/resource.h>
+
 #include <time.h>
 
 #include <algorithm>
@@ -36,11 +38,29 @@ uint64_t cgroup_headroom(const char* dir, bool v2) {
   return limit > usage ? limit - usage + inactive_file : inactive_file;
 }
 
+// What RLIMIT_AS and RLIMIT_DATA leave: ~0 when both are infinite.
+uint64_t rlimit_headroom(char* text, size_t size) {
+  struct rlimit as {}, data {};
+  if (getrlimit(RLIMIT_AS, &as) != 0) as.rlim_cur = RLIM_INFINITY;
+  if (getrlimit(RLIMIT_DATA, &data) != 0) data.rlim_cur = RLIM_INFINITY;
+  if (as.rlim_cur == RLIM_INFINITY && data.rlim_cur == RLIM_INFINITY) return ~0ULL;
+  uint64_t vm_kb = 0, data_kb = 0;
+  if (!read_small_file("/proc/self/status", text, size) || !line_number(text, "VmSize:", &vm_kb) ||
+      !line_number(text, "VmData:", &data_kb))
+    return 0;  // limited, and how far from it unknown: nothing to spare
+  uint64_t room = ~0ULL;
+  if (as.rlim_cur != RLIM_INFINITY) room = as.rlim_cur > vm_kb * 1024 ? as.rlim_cur - vm_kb * 1024 : 0;
+  if (data.rlim_cur != RLIM_INFINITY)
+    room = std::min<uint64_t>(room, data.rlim_cur > data_kb * 1024 ? data.rlim_cur - data_kb * 1024 : 0);
+  return room;
+}
+
 uint64_t sample() {
   char text[8192];
   uint64_t room = ~0ULL, available_kb;
   if (read_small_file("/proc/meminfo", text, sizeof text) && line_number(text, "MemAvailable:", &available_kb))
     room = available_kb * 1024;
+  room = std::min(room, rlimit_headroom(text, sizeof text));
   if (!read_small_file("/proc/self/cgroup", text, sizeof text)) return room;
   // "0::/path" (v2) and "N:memory:/path" (v1); the v2 tree is mounted at
   // /sys/fs/cgroup or, beside v1, at /sys/fs/cgroup/unified.
@@ -76,6 +96,12 @@ int64_t now_ns() {
 }
 
 }  // namespace
+
+bool address_space_limited() {
+  struct rlimit r {};
+  if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY) return true;
+  return getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
+}
 
 uint64_t memory_headroom_bytes(uint32_t max_age_ms) {
   const int64_t now = now_ns();

@@ -16,4 +16,12 @@ namespace hybridio {
 
 uint64_t memory_headroom_bytes(uint32_t max_age_ms = 100);
 
+// Whether RLIMIT_AS or RLIMIT_DATA is finite now (two getrlimit calls, no
+// caching: a program may set either at any time).  While one is, the
+// headroom above is also at most what that limit leaves (VmSize, VmData of
+// /proc/self/status), and the library keeps no buffer between calls
+// (buffer_pool.h, release_calling_thread_buffers in uring_engine.h and
+// File::release_thread_staging).
+bool address_space_limited();
+
 }  // namespace hybridio

@@ -40,6 +40,9 @@ class Runtime {
   // any other path gets this process's counters added to what is there
   // (stats_file.h).  Only the first call of a process writes.
   void write_exit_stats();
+  // Lets the next write_exit_stats() write again (after a write made early
+  // for a call that then did not happen: the shim's seccomp wrappers).
+  void rearm_exit_stats() { exit_stats_written_.store(false); }
 
  private:
   Runtime();

@@ -588,4 +588,14 @@ ChunkedResult parallel_direct(hio_op op, int fd, char* buf, uint64_t len, uint64
 
 void discard_calling_thread_ring() { thread_ring().close(); }
 
+void release_calling_thread_buffers() {
+  ThreadRing& t = thread_ring();
+  if (t.nslots == 0) return;
+  if (t.registered) {
+    t.register_call(IORING_UNREGISTER_BUFFERS, nullptr, 0);
+    t.registered = false;
+  }
+  t.release_slots();
+}
+
 }  // namespace hybridio

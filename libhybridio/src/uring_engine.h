@@ -94,6 +94,9 @@ io_uring* calling_thread_ring();
 // Closes the calling thread's ring (nothing of it may be in flight): after
 // it refused to enter (ring_loop.h), the next use opens a fresh one.
 void discard_calling_thread_ring();
+// Gives the calling thread's staging slots back to the pool (nothing of the
+// ring may be in flight); the next misaligned body takes them again.
+void release_calling_thread_buffers();
 
 // A ring of the calling thread's own that no descriptor number shows, as
 // the thread's ring under the shim: `slots` sparse fixed-file slots, the

@@ -4,7 +4,13 @@
 // grown is glibc's business - 2.36 reads on - the shim must not change it),
 // item-granular counts and ftell.
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio_ext.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <string>
@@ -103,6 +109,139 @@ HIO_DIFF_CASE(stdio_eof, "12", "fread to EOF, the file grows through another fd,
   out.put("state7", stream_state(f));
   fclose(f);
   out.put("wonly.digest", file_digest(opt.path("wonly")));
+  return kRan;
+}
+
+// ---- issue 58 item 7: what glibc's fread/fwrite decide themselves ---------
+
+namespace {
+
+volatile sig_atomic_t g_stdio_sigxfsz = 0;
+void on_stdio_sigxfsz(int) { g_stdio_sigxfsz = g_stdio_sigxfsz + 1; }
+
+std::string error_state(FILE* f) {
+  return "error=" + std::to_string(ferror(f) != 0) + " errno=" + errno_name(errno);
+}
+
+}  // namespace
+
+HIO_DIFF_CASE(stdio_stream_mode, "58.7a",
+              "fwrite 9 MiB on fdopen(O_RDWR fd, \"r\") and fread 9 MiB on a \"w\" stream: 0, EBADF, error flag") {
+  const std::string path = opt.path("modes");
+  if (!make_pattern_file(path, 16 * kMiB, 82)) return harness_failure("setup");
+  Mapping buf(9 * kMiB);
+  if (!buf.ok()) return harness_failure("mmap");
+  fill_pattern(buf.data(), buf.size(), 83, 0);
+  int fd = open(path.c_str(), O_RDWR);
+  FILE* r = fd < 0 ? nullptr : fdopen(fd, "r");
+  if (!r) return harness_failure("fdopen r");
+  errno = 0;
+  out.put("r.fwrite", fwrite(buf.data(), 1, 9 * kMiB, r));
+  out.put("r.after_fwrite", error_state(r));
+  out.put("r.fwrite_items", fwrite(buf.data(), 4096, 2304, r));
+  out.put("r.fread", fread(buf.data(), 1, 9 * kMiB, r));
+  out.put("r.fread.sum", hex(checksum(buf.data(), 9 * kMiB)));
+  out.put("r.fclose", fclose(r));
+  fd = open(path.c_str(), O_RDWR);
+  FILE* w = fd < 0 ? nullptr : fdopen(fd, "w");
+  if (!w) return harness_failure("fdopen w");
+  errno = 0;
+  out.put("w.fread", fread(buf.data(), 1, 9 * kMiB, w));
+  out.put("w.after_fread", error_state(w));
+  out.put("w.tell", ftello(w));
+  out.put("w.fclose", fclose(w));
+  out.put("digest", file_digest(path));
+  return kRan;
+}
+
+HIO_DIFF_CASE(stdio_fsize_signal, "58.7b", "one 8 MiB fwrite across RLIMIT_FSIZE 5 MiB+1000: one SIGXFSZ, EFBIG, error flag") {
+  const std::string path = opt.path("limited_stream");
+  Mapping buf(8 * kMiB);
+  FILE* f = fopen(path.c_str(), "w");
+  if (!buf.ok() || !f) return harness_failure("fopen/mmap");
+  fill_pattern(buf.data(), buf.size(), 84, 0);
+  struct sigaction sa = {};
+  sa.sa_handler = on_stdio_sigxfsz;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGXFSZ, &sa, nullptr) != 0 || !set_soft_limit(RLIMIT_FSIZE, 5 * kMiB + 1000))
+    return harness_failure("sigaction/setrlimit");
+  errno = 0;
+  out.put("fwrite_8m", fwrite(buf.data(), 1, 8 * kMiB, f));
+  out.put("after", error_state(f));
+  out.put("signals", static_cast<int>(g_stdio_sigxfsz));
+  out.put("tell", ftello(f));
+  clearerr(f);
+  errno = 0;
+  out.put("fwrite_items_beyond", fwrite(buf.data(), 7, kMiB, f));
+  out.put("after_beyond", error_state(f));
+  out.put("signals_beyond", static_cast<int>(g_stdio_sigxfsz));
+  out.put("fclose", fclose(f));
+  out.put("digest", file_digest(path));
+  return kRan;
+}
+
+HIO_DIFF_CASE(stdio_errno_kept, "58.7c", "successful 9 MiB fwrite and fread leave errno as it was (0, then EDOM)") {
+  const std::string path = opt.path("errno_stream");
+  Mapping buf(9 * kMiB);
+  if (!buf.ok()) return harness_failure("mmap");
+  fill_pattern(buf.data(), buf.size(), 85, 0);
+  for (int preset : {0, EDOM}) {
+    const std::string tag = preset ? "edom." : "zero.";
+    FILE* f = fopen(path.c_str(), "w+");
+    if (!f) return harness_failure("fopen");
+    errno = preset;
+    out.put(tag + "fwrite", fwrite(buf.data(), 1, 9 * kMiB, f));
+    out.put(tag + "fwrite.errno", errno_name(errno));
+    errno = preset;
+    out.put(tag + "fflush", fflush(f));
+    out.put(tag + "fflush.errno", errno_name(errno));
+    rewind(f);
+    errno = preset;
+    out.put(tag + "fread", fread(buf.data(), 1, 9 * kMiB, f));
+    out.put(tag + "fread.errno", errno_name(errno));
+    out.put(tag + "fread.sum", hex(checksum(buf.data(), 9 * kMiB)));
+    out.put(tag + "fclose", fclose(f));
+  }
+  out.put("digest", file_digest(path));
+  return kRan;
+}
+
+HIO_DIFF_CASE(stdio_buffered_tail, "58.7d",
+              "fwrite 9 MiB+333: the 333 bytes stay in the stdio buffer, so fork+exit writes them twice and _exit never") {
+  constexpr size_t kLen = 9 * kMiB + 333;
+  Mapping buf(10 * kMiB);
+  if (!buf.ok()) return harness_failure("mmap");
+  fill_pattern(buf.data(), buf.size(), 86, 0);
+  const std::string forked = opt.path("tail_fork");
+  out.put("fork.ended", run_in_child([&] {
+            FILE* f = fopen(forked.c_str(), "w");
+            if (!f) return 2;
+            out.put("fork.fwrite", fwrite(buf.data(), 1, kLen, f));
+            out.put("fork.pending", __fpending(f));
+            out.put("fork.tell", ftello(f));
+            pid_t pid = fork();
+            if (pid == 0) exit(0);  // flushes its copy of the buffer
+            int status = 0;
+            waitpid(pid, &status, 0);
+            out.put("fork.child", how_ended(status));
+            out.put("fork.size_before_fclose", file_size(forked));
+            out.put("fork.fclose", fclose(f));
+            return 0;
+          }));
+  out.put("fork.digest", file_digest(forked));
+  const std::string exited = opt.path("tail_exit");
+  out.put("exit.ended", run_in_child([&] {
+            FILE* f = fopen(exited.c_str(), "w");
+            if (!f) return 2;
+            // 4 KiB buffered first: the call fills the buffer, then writes whole blocks.
+            out.put("exit.fwrite_small", fwrite(buf.data(), 1, 100, f));
+            out.put("exit.fwrite", fwrite(buf.data() + 100, 1, kLen, f));
+            out.put("exit.pending", __fpending(f));
+            out.put("exit.fwrite_items", fwrite(buf.data(), 1000, 3 * 1024 + 7, f));
+            out.put("exit.pending2", __fpending(f));
+            _exit(0);
+          }));
+  out.put("exit.digest", file_digest(exited));
   return kRan;
 }
 

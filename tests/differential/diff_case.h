@@ -81,6 +81,8 @@ int harness_failure(const std::string& what);
 
 // Re-entry point after exec (locks_exec): `hio_diff --exec-check ...`.
 int locks_exec_check(int argc, char** argv);
+// Re-entry point after exec (seccomp_uring_eperm): `hio_diff --exec-filtered TAG PATH`.
+int seccomp_exec_body(int argc, char** argv);
 
 // Another process without the shim (cases_other_processes.cc):
 // `hio_diff --plain-helper ...`, started with LD_PRELOAD removed.

@@ -45,6 +45,7 @@ bool parse_number(const char* text, long long* out) {
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "--exec-check") == 0) return hio_diff::locks_exec_check(argc, argv);
   if (argc >= 3 && strcmp(argv[1], "--plain-helper") == 0) return hio_diff::plain_helper_main(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "--exec-filtered") == 0) return hio_diff::seccomp_exec_body(argc, argv);
   if (argc == 2 && strcmp(argv[1], "--list") == 0) {
     for (const Case& c : sorted_cases()) printf("%-28s %-4s %s\n", c.name, c.item, c.summary);
     return 0;

@@ -57,6 +57,26 @@ bool PathRules::allows(const char* path) const {
   return false;
 }
 
+const char* kernel_pseudo_fs(unsigned long f_type) {
+  // <linux/magic.h>, written out: some are missing from older headers.
+  static constexpr struct {
+    unsigned long magic;
+    const char* name;
+  } kTable[] = {
+      {0x62656572, "sysfs"},     {0x9fa0, "proc"},         {0x64626720, "debugfs"},  {0x74726163, "tracefs"},
+      {0x62656570, "configfs"},  {0x73636673, "securityfs"}, {0x27e0eb, "cgroup"},    {0x63677270, "cgroup2"},
+      {0xcafe4a11, "bpf"},       {0x6165676c, "pstore"},   {0xde5e81e4, "efivarfs"}, {0xf97cff8c, "selinuxfs"},
+      {0x43415d53, "smackfs"},   {0x1cd1, "devpts"},       {0x19800202, "mqueue"},   {0x42494e4d, "binfmt_misc"},
+      {0x65735543, "fusectl"},   {0x7655821, "resctrl"},   {0x6e736673, "nsfs"},     {0x9fa2, "usbdevfs"},
+      {0xabba1974, "xenfs"},     {0x9fa1, "openpromfs"},
+  };
+  // f_type is a signed word: a magic with the top bit set comes back negative.
+  const unsigned long type = f_type & 0xffffffffUL;
+  for (const auto& fs : kTable)
+    if (fs.magic == type) return fs.name;
+  return nullptr;
+}
+
 bool opted_out(int fd) {
   char value[16] = {};
   ssize_t n = fgetxattr(fd, "user.hybridio", value, sizeof value - 1);

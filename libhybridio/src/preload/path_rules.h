@@ -28,4 +28,14 @@ class PathRules {
 // True if the open file carries the user.hybridio=off|buffered opt-out.
 bool opted_out(int fd);
 
+// The kernel's pseudo filesystems, by statfs f_type: files whose reads and
+// writes are made by kernel code per call (sysfs returns at most a page per
+// read; procfs, debugfs, tracefs, configfs, securityfs, cgroup and cgroup2,
+// bpf, pstore, efivarfs, selinuxfs, smackfs, devpts, mqueue, binfmt_misc,
+// fusectl, resctrl, nsfs, usbdevfs, xenfs, openpromfs).  Their files are
+// left to libc whatever path reaches them (a bind mount, a symlink, a
+// chroot), so every call is the program's own.  The name of the type, or
+// null when `f_type` is not one.
+const char* kernel_pseudo_fs(unsigned long f_type);
+
 }  // namespace hybridio::preload

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -19,6 +20,32 @@ TEST(PathRules, EverythingButSystemTreesByDefault) {
   EXPECT_FALSE(rules.allows("/sys/block/vda/size"));
   EXPECT_FALSE(rules.allows("/dev/shm/x"));
   EXPECT_TRUE(rules.allows("/devices/x")) << "a prefix is a directory, not a string prefix";
+}
+
+TEST(KernelPseudoFs, TheKernelsOwnFilesystemsByType) {
+  EXPECT_STREQ(kernel_pseudo_fs(0x62656572), "sysfs");
+  EXPECT_STREQ(kernel_pseudo_fs(0x9fa0), "proc");
+  EXPECT_STREQ(kernel_pseudo_fs(0x63677270), "cgroup2");
+  EXPECT_STREQ(kernel_pseudo_fs(0x74726163), "tracefs");
+  // A magic with the top bit set, as statfs's signed f_type gives it.
+  EXPECT_STREQ(kernel_pseudo_fs(static_cast<unsigned long>(static_cast<long>(static_cast<int>(0xf97cff8c)))),
+               "selinuxfs");
+  EXPECT_STREQ(kernel_pseudo_fs(0xde5e81e4UL), "efivarfs");
+  for (unsigned long data_fs : {0xEF53UL /* ext4 */, 0x58465342UL /* xfs */, 0x9123683EUL /* btrfs */,
+                                0x01021994UL /* tmpfs */, 0x6969UL /* nfs */, 0x65735546UL /* fuse */})
+    EXPECT_EQ(kernel_pseudo_fs(data_fs), nullptr) << std::hex << data_fs;
+}
+
+TEST(KernelPseudoFs, TheMountsHereAreFound) {
+  struct statfs st;
+  ASSERT_EQ(statfs("/proc/self", &st), 0);
+  EXPECT_STREQ(kernel_pseudo_fs(static_cast<unsigned long>(st.f_type)), "proc");
+  if (statfs("/sys/kernel", &st) == 0) {
+    EXPECT_STREQ(kernel_pseudo_fs(static_cast<unsigned long>(st.f_type)), "sysfs");
+  }
+  testing::TempDir dir;
+  ASSERT_EQ(statfs(dir.path().c_str(), &st), 0);
+  EXPECT_EQ(kernel_pseudo_fs(static_cast<unsigned long>(st.f_type)), nullptr);
 }
 
 TEST(PathRules, PrefixesMatchTheDirectoryAndBelow) {

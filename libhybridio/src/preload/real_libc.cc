@@ -58,6 +58,8 @@ void resolve_real() {
   bind(r.sendfile, "sendfile");
   bind(r.fsync, "fsync");
   bind(r.fdatasync, "fdatasync");
+  bind(r.prctl, "prctl");
+  bind(r.syscall, "syscall");
   // Publish whole: concurrent first callers may resolve twice, never see half a table.
   g_real = r;
   g_resolved.store(true, std::memory_order_release);

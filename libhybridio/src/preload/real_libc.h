@@ -41,6 +41,8 @@ struct RealLibc {
   ssize_t (*sendfile)(int, int, off_t*, size_t);
   int (*fsync)(int);
   int (*fdatasync)(int);
+  int (*prctl)(int, ...);
+  long (*syscall)(long, ...);
 };
 
 // The resolved table; entries may be null before resolution completes.

@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio_ext.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -19,10 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "../drop_behind.h"
 #include "../file.h"
 #include "../fork_order.h"
 #include "../log.h"
+#include "../memory_headroom.h"
 #include "../private_fd.h"
+#include "../proc_files.h"
 #include "../runtime.h"
 #include "../uring_engine.h"
 #include "exact_call.h"
@@ -34,6 +39,10 @@ namespace {
 
 __thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint64_t> g_candidate[2] = {UINT64_MAX, UINT64_MAX};  // [read], [write]
+// What g_candidate held before a seccomp call (before_sandbox), restored
+// if the call fails.
+uint64_t g_candidate_before_sandbox[2] = {UINT64_MAX, UINT64_MAX};
+std::atomic<bool> g_passthrough{false};
 std::atomic<pid_t> g_pid{0};
 PathRules* g_rules = nullptr;
 
@@ -58,7 +67,7 @@ void mapped_prepare() { g_mapped_mu.lock(); }
 void mapped_parent() { g_mapped_mu.unlock(); }
 void mapped_child() {
   g_mapped_mu.unlock();
-  g_pid.store(getpid());
+  if (!g_passthrough.load(std::memory_order_relaxed)) g_pid.store(getpid());
 }
 void install_fork_handlers_of_the_shim() {
   ForkHandlers exact;
@@ -86,11 +95,20 @@ uint64_t compute_candidate(const hio_policy_config& p, bool write) {
 // glibc's libio.h _IO_IN_BACKUP: the stream is reading from its ungetc
 // pushback area (not in the public struct_FILE.h).
 constexpr int kStdioInBackup = 0x100;
+// glibc's libio.h _IO_CURRENTLY_PUTTING: the buffer holds bytes being written.
+constexpr int kStdioCurrentlyPutting = 0x800;
 
 TrackedRef classify(int fd) {
   FdTable& table = fd_table();
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    table.set_ignored(fd);
+    return TrackedRef();
+  }
+  // The kernel's pseudo filesystems answer each call themselves (a sysfs
+  // read returns at most a page): left to libc, whatever path led there.
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0 || kernel_pseudo_fs(static_cast<unsigned long>(fs.f_type))) {
     table.set_ignored(fd);
     return TrackedRef();
   }
@@ -135,9 +153,34 @@ Guard::~Guard() {
   if (entered_) t_inside = false;
 }
 
+bool passthrough() { return g_passthrough.load(std::memory_order_relaxed); }
+
+bool before_sandbox() {
+  Guard guard;
+  if (g_passthrough.exchange(true)) return false;
+  const bool was_on = g_candidate[0].load() != UINT64_MAX || g_candidate[1].load() != UINT64_MAX;
+  for (int w = 0; w < 2; ++w) g_candidate_before_sandbox[w] = g_candidate[w].exchange(UINT64_MAX);
+  if (!was_on) return true;
+  const int saved = errno;
+  drop_behind_stop();
+  discard_calling_thread_ring();
+  Runtime::get().write_exit_stats();
+  errno = saved;
+  return true;
+}
+
+void after_sandbox(bool turned_on, bool entered) {
+  if (!turned_on || entered) return;
+  const bool was_on = g_candidate_before_sandbox[0] != UINT64_MAX || g_candidate_before_sandbox[1] != UINT64_MAX;
+  if (was_on) Runtime::get().rearm_exit_stats();
+  for (int w = 0; w < 2; ++w) g_candidate[w].store(g_candidate_before_sandbox[w]);
+  g_passthrough.store(false);
+}
+
 uint64_t candidate_size(bool write) { return g_candidate[write].load(std::memory_order_relaxed); }
 
 bool is_ignored(int fd) { return fd_table().state(fd) == SlotState::kIgnored; }
+
 
 bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed); }
 
@@ -155,11 +198,27 @@ void refuse_deferred_modes() {
   set_engine_settings(e);
 }
 
+// "Seccomp:" of /proc/self/status: 0 none, 1 strict, 2 filter; 0 when it
+// cannot be read.
+int seccomp_mode_at_start() {
+  char status[4096];
+  uint64_t mode = 0;
+  if (!read_small_file("/proc/self/status", status, sizeof status) || !line_number(status, "Seccomp:", &mode))
+    return 0;
+  return static_cast<int>(mode);
+}
+
 void initialize() {
   Guard guard;
   resolve_real();
   set_transparent_mode(true);
   g_pid.store(getpid());
+  const int seccomp = seccomp_mode_at_start();
+  if (seccomp == 1) {
+    g_passthrough.store(true);
+    return;
+  }
+  if (seccomp == 2) HIO_DEBUG("started under a seccomp filter: calls it refuses fall back to the program's own");
   // Without memory for its tables (or the settings) the shim stays off:
   // the candidate sizes keep their "never" value and every call goes to libc.
   try {
@@ -180,7 +239,7 @@ TrackedRef lookup(int fd) {
   // A descriptor already left alone (pipe, socket, terminal, ...) costs no
   // system call; reading the table is harmless in a vfork child too, and
   // passing to libc is always safe there.
-  if (state == SlotState::kIgnored || in_vfork_child()) return TrackedRef();
+  if (state == SlotState::kIgnored || passthrough() || in_vfork_child()) return TrackedRef();
   switch (state) {
     case SlotState::kIgnored:
       return TrackedRef();
@@ -195,6 +254,66 @@ TrackedRef lookup(int fd) {
   return classify(fd);
 }
 
+namespace {
+
+// The write half of accel_stdio, with the stream locked and its indicators
+// checked: glibc's _IO_new_file_xsputn in the same steps, with its direct
+// write of whole buffers made by the engine at the file position.  glibc
+// fills the room left in the stream's buffer, flushes the buffer, writes
+// the largest multiple of the buffer's size directly (advancing the
+// stream's cached offset, as _IO_new_file_write does) and keeps the
+// remainder buffered (a buffer under 128 bytes: nothing kept); a short
+// write is retried until it fails, and a failure sets the error indicator
+// and returns the whole items moved.  The bytes kept in the buffer are
+// therefore glibc's own, so a fork or an _exit without fflush writes them
+// as often as it would.  `saved` is errno at the call; a call that
+// succeeds leaves it so.  Declines (returns (size_t)-1, nothing moved) a
+// stream holding bytes read ahead, which glibc would seek back over.
+size_t stdio_write(const TrackedRef& t, int fd, const char* data, size_t size, size_t count, FILE* stream,
+                   int saved) {
+  const size_t total = size * count;
+  size_t done = 0;
+  if (!(stream->_flags & kStdioCurrentlyPutting)) {
+    if (stream->_IO_read_ptr != stream->_IO_read_end) return static_cast<size_t>(-1);
+    // Its first byte through stdio puts the stream in writing mode, with
+    // the buffer glibc gives it (allocated now if it had none).
+    errno = saved;
+    if (real().fwrite(data, 1, 1, stream) != 1) return 0;
+    done = 1;
+  }
+  const size_t block = __fbufsize(stream);
+  const size_t room = stream->_IO_write_end > stream->_IO_write_ptr
+                          ? static_cast<size_t>(stream->_IO_write_end - stream->_IO_write_ptr)
+                          : 0;
+  const size_t head = std::min(room, total - done);
+  errno = saved;
+  if (head && real().fwrite(data + done, 1, head, stream) != head) return done / size;
+  done += head;
+  if (done == total) return count;
+  if (fflush(stream) != 0) return done / size;  // errno and the error indicator are fflush's
+  const size_t rest = total - done;
+  const size_t direct = rest - (block >= 128 ? rest % block : 0);
+  size_t moved = 0;
+  ssize_t n = 0;
+  while (moved < direct) {
+    iovec iov{const_cast<char*>(data) + done + moved, direct - moved};
+    if (!exact_call(t, fd, true, &iov, 1, -1, iov.iov_len, &n) || n <= 0) break;
+    moved += static_cast<size_t>(n);
+    if (stream->_offset >= 0) stream->_offset += n;
+  }
+  done += moved;
+  if (n < 0) {
+    stream->_flags |= _IO_ERR_SEEN;
+    errno = static_cast<int>(-n);
+    return done / size;
+  }
+  // All of it moved, or the engine declined a piece: stdio writes the rest.
+  errno = saved;
+  return (done + real().fwrite(data + done, 1, total - done, stream)) / size;
+}
+
+}  // namespace
+
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream) {
   const size_t declined = static_cast<size_t>(-1);
   if (size == 0 || count == 0 || count > SIZE_MAX / size) return declined;
@@ -202,7 +321,13 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   if (total < candidate_size(write)) return declined;
   int fd = fileno(stream);
   if (fd < 0 || fwide(stream, 0) > 0) return declined;
+  // The stream's own mode decides, as in glibc: a write on a stream not
+  // open for writing fails there with EBADF whatever the descriptor allows.
+  // Line-buffered streams keep glibc's own newline handling.
+  if (write ? (!__fwritable(stream) || __flbf(stream)) : !__freadable(stream)) return declined;
+  const int saved = errno;
   TrackedRef t = lookup(fd);
+  errno = saved;
   if (!t || (write && (t->status_flags & O_APPEND))) return declined;
 
   flockfile(stream);
@@ -213,12 +338,20 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
     funlockfile(stream);
     return declined;
   }
+  if (write) {
+    const size_t items = stdio_write(t, fd, static_cast<const char*>(buf), size, count, stream, saved);
+    funlockfile(stream);
+    after_accelerated_call();
+    if (items == declined) errno = saved;
+    return items;
+  }
   // Flush what stdio holds, then put the stream and the descriptor at the
   // same place: the engine works on the descriptor, stdio resumes after it.
   off_t pos = -1;
   if (fflush(stream) == 0) pos = ftello(stream);
   if (pos < 0 || fseeko(stream, pos, SEEK_SET) != 0) {
     funlockfile(stream);
+    errno = saved;
     return declined;
   }
   // The stream's own loop would move it all, in calls of at most
@@ -227,34 +360,45 @@ size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* strea
   ssize_t n = 0;
   while (moved < total) {
     iovec iov{static_cast<char*>(buf) + moved, total - moved};
-    if (!exact_call(t, fd, write, &iov, 1, pos + static_cast<off_t>(moved), iov.iov_len, &n) || n <= 0) break;
+    if (!exact_call(t, fd, false, &iov, 1, pos + static_cast<off_t>(moved), iov.iov_len, &n) || n <= 0) break;
     moved += static_cast<size_t>(n);
   }
   fseeko(stream, pos + static_cast<off_t>(moved), SEEK_SET);
   size_t items = moved / size;
+  errno = saved;
   if (moved < total) {
     // A partial item, EOF or an error: let stdio itself finish the call, so
     // that its EOF and error indicators and errno come out as they would.
     if (moved % size) fseeko(stream, pos + static_cast<off_t>(items * size), SEEK_SET);
+    errno = saved;
     char* rest = static_cast<char*>(buf) + items * size;
-    items += write ? real().fwrite(rest, size, count - items, stream) : real().fread(rest, size, count - items, stream);
+    items += real().fread(rest, size, count - items, stream);
   }
   funlockfile(stream);
+  after_accelerated_call();
   return items;
 }
 
+void after_accelerated_call() {
+  if (!address_space_limited()) return;
+  const int saved = errno;
+  File::release_thread_staging();
+  release_calling_thread_buffers();
+  errno = saved;
+}
+
 void on_opened(int fd) {
-  if (!in_vfork_child()) fd_table().reset(fd);
+  if (!passthrough() && !in_vfork_child()) fd_table().reset(fd);
 }
 
 void on_close(int fd) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   if (File* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
   fd_table().reset(fd);
 }
 
 void on_close_range(unsigned first, unsigned last) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   forget_private_fds(first, last);
   unsigned top = std::min<unsigned>(last, FdTable::kMaxFd - 1);
   for (unsigned fd = first; fd <= top; ++fd) fd_table().reset(static_cast<int>(fd));
@@ -263,7 +407,7 @@ void on_close_range(unsigned first, unsigned last) {
 void on_replaced(int fd) { on_close(fd); }
 
 void on_mapped(int fd) {
-  if (in_vfork_child()) return;
+  if (passthrough() || in_vfork_child()) return;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
   {
@@ -283,8 +427,9 @@ void on_mapped(int fd) {
 }
 
 int timed_sync(int fd, bool data_only) {
-  const uint64_t started = monotonic_ns();
   int (*call)(int) = data_only ? real().fdatasync : real().fsync;
+  if (passthrough()) return call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
+  const uint64_t started = monotonic_ns();
   const int r = call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
   if (r != 0) return r;
   // Only a descriptor already tracked: classifying one here would cost a
@@ -301,7 +446,8 @@ int timed_sync(int fd, bool data_only) {
 
 void before_exit() {
   Guard guard;
-  if (guard.entered() && !in_vfork_child() && g_candidate[0].load() != UINT64_MAX) Runtime::get().write_exit_stats();
+  if (guard.entered() && !passthrough() && !in_vfork_child() && g_candidate[0].load() != UINT64_MAX)
+    Runtime::get().write_exit_stats();
 }
 
 }  // namespace hybridio::preload

@@ -41,8 +41,29 @@ class Guard {
 // before initialisation, or under policy "buffered".
 uint64_t candidate_size(bool write);
 
-// Initialises the shim (constructor of the preloaded library).
+// Initialises the shim (constructor of the preloaded library).  A process
+// that starts in seccomp strict mode (/proc/self/status "Seccomp: 1") gets
+// the pass-through below from the start; one that starts under a filter
+// ("Seccomp: 2") keeps the shim, and every call of its own that the filter
+// refuses with an error falls back to the program's own call.
 void initialize();
+
+// Pass-through: every wrapper goes straight to libc and the shim makes no
+// system call of its own, from here to the end of the process (or of the
+// seccomp call that set it, if that call fails).
+bool passthrough();
+// The program is about to enter a seccomp mode through libc (prctl
+// PR_SET_SECCOMP, or syscall(SYS_seccomp) with SECCOMP_SET_MODE_STRICT or
+// SECCOMP_SET_MODE_FILTER): pass-through from now on, and everything of
+// the shim's own finished first - drop-behind writeback handed to its
+// worker, the calling thread's ring closed, HYBRIDIO_STATS and the learned
+// costs written - so that the seccomp call comes after all of it, as in
+// the program.  Accelerated calls already running in other threads finish
+// as they are.  Returns whether this call turned pass-through on; pass
+// that to after_sandbox() with the seccomp call's success (a failed call
+// turns the shim back on).
+bool before_sandbox();
+void after_sandbox(bool turned_on, bool entered);
 
 // True in a vfork child, where the shim must not touch shared state.
 bool in_vfork_child();
@@ -55,8 +76,16 @@ TrackedRef lookup(int fd);
 bool is_ignored(int fd);
 
 // stdio: returns items transferred, or (size_t)-1 when it declined (caller
-// then uses the real function).
+// then uses the real function).  What it decides is glibc's: the stream's
+// own mode (a stream not open for the direction declines, and glibc fails
+// it with EBADF), the bytes left in the stream's buffer, the error
+// indicator and errno (untouched by a call that succeeds).
 size_t accel_stdio(bool write, void* buf, size_t size, size_t count, FILE* stream);
+
+// After an accelerated call (exact_call) on this thread: under RLIMIT_AS or
+// RLIMIT_DATA (memory_headroom.h) the thread's staging, bounce and ring
+// slot buffers go back, so that the shim holds no buffer between calls.
+void after_accelerated_call();
 
 // Descriptor life events.
 void on_opened(int fd);
