@@ -16,8 +16,9 @@ packages=(
   groff-base
   # real programs the tests and comparisons drive
   fio python3-numpy python3-torch python3-jsonschema sqlite3 tar rsync
-  # suites no one here wrote, run plain and under the shim (tests/external/): stress-ng
-  stress-ng
+  # suites no one here wrote, run plain and under the shim (tests/external/): CPython's
+  # regression tests, stress-ng
+  libpython3.11-testsuite stress-ng
   # loop filesystems the differential tests run on besides ext4
   xfsprogs btrfs-progs
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
