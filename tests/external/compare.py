@@ -110,7 +110,7 @@ def parse_stress_ng(log, rc, out, stressors):
                 or re.search(r"\]\s+%s\s" % re.escape(s), l)]
         bad = [l for l in mine if re.search(r"stress-ng: (fail|error):", l)
                or re.search(r"\b(fail|error)", l.split("]", 1)[-1], re.I)]
-        verify = [l for l in bad if re.search(r"verif|mismatch|corrupt|unexpected|expected",
+        verify = [l for l in bad if re.search(r"verif|mismatch|corrupt|incorrect|unexpected|expected",
                                               l, re.I)]
         if verify:
             cases[s] = ["verify-fail", "\n".join(verify[:10])]

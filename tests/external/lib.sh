@@ -8,7 +8,9 @@
 # runs plain and every mode, $EXTERNAL_JOBS at a time, and compares them.
 
 BUILD=${BUILD:?BUILD must point at the build directory}
-SHIM="$BUILD/lib/libhybridio_preload.so"
+# EXTERNAL_SHIM: another preload library in its place (the deliberately wrong
+# tests/differential/mutant_shim.cc with HIO_MUTANT, to check that the comparison catches it).
+SHIM=${EXTERNAL_SHIM:-"$BUILD/lib/libhybridio_preload.so"}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3
 # The modes of the differential harness (tests/differential/README.md) that change engine paths.
@@ -18,7 +20,7 @@ EXTERNAL_JOBS=${EXTERNAL_JOBS:-2}
 # On the build tree's filesystem (a real one, never /tmp, which may be tmpfs), or
 # HYBRIDIO_TEST_DIR.
 WORK=$(mktemp -d "${HYBRIDIO_TEST_DIR:-$BUILD}/external-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+[ -n "${EXTERNAL_KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT  # EXTERNAL_KEEP=1 keeps it
 
 fail_now() {  # fail_now "why": the whole test fails, with the reason
   echo "not ok - $*"
@@ -74,7 +76,7 @@ run_all() {
   done
   wait
   for m in plain $MODES; do
-    grep -h '^# ' "$WORK/$m.out" 2>/dev/null | head -5
+    grep -h "^# " "$WORK/$m.out" 2>/dev/null | sed "s/^# /# $suite $m: /" | head -5
     [ -s "$WORK/$m.json" ] || {
       echo "not ok - $suite: the $m run wrote no results; its last output:"
       tail -20 "$WORK/$m.out" | sed 's/^/    /'
