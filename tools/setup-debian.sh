@@ -16,6 +16,9 @@ packages=(
   groff-base
   # real programs the tests and comparisons drive
   fio python3-numpy python3-torch python3-jsonschema sqlite3 tar rsync
+  # suites no one here wrote, run plain and under the shim (tests/external/): CPython's
+  # regression tests, gnulib's tests (gnulib-tool needs autoconf and automake), stress-ng
+  libpython3.11-testsuite gnulib autoconf automake stress-ng
   # loop filesystems the differential tests run on besides ext4
   xfsprogs btrfs-progs
   # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
