@@ -222,6 +222,20 @@ void unmap_private(char* data, size_t size) {
   errno = saved_errno;
 }
 
+char* map_private_file(int fd, size_t size) {
+  char* p = map_private(size, page_size());
+  if (!p) return nullptr;
+  const int saved_errno = errno;
+  // Over memory of our own: MAP_FIXED replaces nothing of the program's.
+  void* q = mmap(p, round_up(size, page_size()), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  errno = saved_errno;
+  if (q == MAP_FAILED) {
+    unmap_private(p, size);
+    return nullptr;
+  }
+  return p;
+}
+
 bool in_private_region(const void* data, size_t size) {
   return region().contains(reinterpret_cast<uintptr_t>(data), size);
 }

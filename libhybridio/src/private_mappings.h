@@ -31,8 +31,14 @@ namespace hybridio {
 // a page); nullptr when no memory can be had.
 char* map_private(size_t size, size_t alignment);
 
-// Returns memory from map_private(size, ...) (the same `size`).
+// Returns memory from map_private(size, ...) or map_private_file(fd, size)
+// (the same `size`).
 void unmap_private(char* data, size_t size);
+
+// The first `size` bytes of the file behind `fd`, mapped shared and
+// read-write in the same region as map_private()'s buffers (the descriptor
+// may be closed afterwards); nullptr when it cannot be mapped.
+char* map_private_file(int fd, size_t size);
 
 // Whether [data, data+size) lies in the private region (for tests).
 bool in_private_region(const void* data, size_t size);

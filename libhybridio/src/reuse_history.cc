@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include "private_mappings.h"
+
 namespace hybridio {
 namespace {
 
@@ -110,16 +112,18 @@ void* map_table(const char* path, uint64_t bytes) {
   const int fd = ::open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st;
-  void* p = MAP_FAILED;
+  // In the library's own region (private_mappings.h): never in a range the
+  // program has just unmapped, where it would make a stale pointer valid.
+  char* p = nullptr;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 0777) == 0600 &&
       static_cast<uint64_t>(st.st_size) == bytes)
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    p = map_private_file(fd, bytes);
   ::close(fd);
-  if (p == MAP_FAILED) return nullptr;
-  const Header* h = static_cast<const Header*>(p);
+  if (!p) return nullptr;
+  const Header* h = reinterpret_cast<const Header*>(p);
   if (load(&h->magic) != kMagic || h->version != ReuseHistory::kVersion || h->entries != ReuseHistory::kEntries ||
       h->entry_bytes != 64 || h->extents != ReuseHistory::kExtents) {
-    munmap(p, bytes);
+    unmap_private(p, bytes);
     return nullptr;
   }
   return p;
@@ -162,13 +166,13 @@ ReuseHistory* ReuseHistory::attach(const char* dir) {
   ReuseHistory mapped;
   if (!attach(dir, &mapped)) return nullptr;
   ReuseHistory* h = new (std::nothrow) ReuseHistory(mapped);
-  if (!h) munmap(mapped.base_, table_bytes());
+  if (!h) unmap_private(static_cast<char*>(mapped.base_), table_bytes());
   return h;
 }
 
 void ReuseHistory::detach(ReuseHistory* h) {
   if (!h) return;
-  munmap(h->base_, table_bytes());
+  unmap_private(static_cast<char*>(h->base_), table_bytes());
   delete h;
 }
 
