@@ -9,11 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "private_mappings.h"
 #include "reuse_admission.h"
 
 namespace hybridio {
@@ -195,6 +198,23 @@ TEST_F(ReuseHistoryTest, SharedByTwoProcesses) {
   EXPECT_TRUE(h_->lookup(inherited, 0, inherited.size, 110, kWindow).reread);
   EXPECT_TRUE(h_->lookup(attached, 0, attached.size, 110, kWindow).reread);
   EXPECT_TRUE(read_whole(attached, 120, 1ULL << 40)) << "read by the child, admitted in the parent";
+}
+
+TEST_F(ReuseHistoryTest, TheTableIsMappedInTheLibrarysOwnRegion) {
+  // Not where the kernel would put it: in the highest free gap, often a
+  // range the program has just unmapped, whose stale pointers it would make
+  // valid (the differential bad_buffer_unmapped case).
+  FILE* maps = fopen("/proc/self/maps", "r");
+  ASSERT_NE(maps, nullptr);
+  char line[1024];
+  unsigned long start = 0, end = 0;
+  bool found = false;
+  while (fgets(line, sizeof line, maps))
+    if (strstr(line, table().c_str()) && sscanf(line, "%lx-%lx", &start, &end) == 2) found = true;
+  fclose(maps);
+  ASSERT_TRUE(found) << "the table is not mapped";
+  EXPECT_EQ(end - start, ReuseHistory::table_bytes());
+  EXPECT_TRUE(in_private_region(reinterpret_cast<const void*>(start), end - start));
 }
 
 TEST_F(ReuseHistoryTest, RejectsATableThatIsNotOursOrNotWhole) {
