@@ -15,18 +15,10 @@
 #include <cstring>
 #include <thread>
 
+#include "clock.h"
+
 namespace hybridio::bench {
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 void cpu_times(double* usr, double* sys) {
   rusage ru{};

@@ -19,6 +19,8 @@
 #include <new>
 #include <thread>
 
+#include "clock.h"
+
 namespace hybridio::bench {
 namespace {
 
@@ -30,16 +32,6 @@ struct CachestatRange {
 struct Cachestat {
   uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 uint64_t splitmix64(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
