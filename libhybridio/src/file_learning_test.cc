@@ -35,6 +35,16 @@ using testing::TempDir;
 
 constexpr size_t M = 1 << 20;
 
+// Whether this build's own code runs several times slower than a release
+// build's (a sanitizer build): the learner then measures the build, not
+// the machine, and a path choice that follows from measured times is not
+// the machine's to check.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizedTiming = true;
+#else
+constexpr bool kSanitizedTiming = false;
+#endif
+
 hio_stats stats() {
   hio_stats s;
   hio_stats_get(&s);
@@ -329,6 +339,14 @@ TEST_F(FileLearning, AReadStreamKeepsOneOffCachePathWhateverItsRecordsClasses) {
   }
   EXPECT_TRUE(back == data) << "every byte as written";
   ASSERT_EQ(hio_close(f), 0);
+  if (kSanitizedTiming) {
+    // The 1 MiB records' uncached reads, measured through this build's
+    // copies, cost more than the kernel's buffered reads, so the learner
+    // sends them through the cache, whose readahead then caches the 8 MiB
+    // records too (read_cached): the bytes above are what this build checks.
+    printf("path choices not checked: a sanitizer build's own copies set what the learner measures\n");
+    return;
+  }
   const hio_stats s = stats();
   const uint64_t direct = decided_read_bytes(s, HIO_PATH_DIRECT), uncached = decided_read_bytes(s, HIO_PATH_DONTCACHE);
   EXPECT_TRUE(direct < 2 * 8 * M || uncached < 2 * 8 * M)
