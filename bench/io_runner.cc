@@ -2,7 +2,6 @@
 #include "io_runner.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,13 +18,6 @@
 
 namespace hybridio::bench {
 namespace {
-
-void cpu_times(double* usr, double* sys) {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  *usr = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-  *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
 
 struct ThreadState {
   uint64_t bytes[2] = {0, 0}, ios[2] = {0, 0};
@@ -120,14 +112,8 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n; ++t) threads.emplace_back(body, t);
   const int64_t cached_before = page_cache_bytes();
-  auto memory_now = [&] {
-    if (cfg.cgroup) return cfg.cgroup->read();
-    MemoryEvents e;
-    e.stall_s = machine_memory_stall_s();
-    return e;
-  };
-  const MemoryEvents memory_before = memory_now();
-  cpu_times(&u0, &s0);
+  const MemoryEvents memory_before = memory_events_now(cfg.cgroup);
+  cpu_times(&u0, &s0, false);
   double t0 = now_s();
   go.store(true, std::memory_order_release);
   uint64_t shown = 0;
@@ -143,14 +129,14 @@ RunOutcome run_threads(const std::vector<ThreadPlan>& plans, const RunConfig& cf
   double last = t0;
   for (const ThreadState& s : st) last = std::max(last, s.end);
   out.seconds = last - t0;
-  cpu_times(&u1, &s1);
+  cpu_times(&u1, &s1, false);
   if (cfg.progress) cfg.progress->advance(progress_bytes.load() - shown);
   for (size_t t = 0; t < n; ++t) {
     int e = cfg.engine->close(handles[t]);
     if (e && st[t].error.empty()) st[t].error = "close of " + plans[t].path + ": " + strerror(-e);
   }
   out.page_cache_growth = page_cache_bytes() - cached_before;
-  out.memory = memory_now().since(memory_before);
+  out.memory = memory_events_now(cfg.cgroup).since(memory_before);
   hio_stats_get(&out.stats);
   out.usr_s = u1 - u0;
   out.sys_s = s1 - s0;

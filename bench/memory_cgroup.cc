@@ -89,6 +89,13 @@ MemoryEvents MemoryEvents::since(const MemoryEvents& before) const {
 
 double machine_memory_stall_s() { return pressure_some_s("/proc/pressure/memory"); }
 
+MemoryEvents memory_events_now(const MemoryCgroup* cgroup) {
+  if (cgroup) return cgroup->read();
+  MemoryEvents e;
+  e.stall_s = machine_memory_stall_s();
+  return e;
+}
+
 MemoryCgroup::~MemoryCgroup() { leave(); }
 
 std::string MemoryCgroup::enter(uint64_t limit) {

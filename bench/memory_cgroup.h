@@ -54,4 +54,9 @@ class MemoryCgroup {
 // 0 where PSI is off.
 double machine_memory_stall_s();
 
+// What a run meets in memory now: `cgroup`'s counters when it runs under
+// one, else the machine's stall time alone (cumulative; subtract with
+// since()).
+MemoryEvents memory_events_now(const MemoryCgroup* cgroup);
+
 }  // namespace hybridio::bench

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,16 +223,6 @@ void read_batches(const EpochInputs& in, unsigned r) {
   slot.seconds = now_s() - t0;
 }
 
-void cpu_times(double* usr, double* sys) {
-  rusage self{}, children{};
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &children);  // reader processes, once reaped
-  *usr = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + children.ru_utime.tv_sec +
-         children.ru_utime.tv_usec / 1e6;
-  *sys = self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6 + children.ru_stime.tv_sec +
-         children.ru_stime.tv_usec / 1e6;
-}
-
 }  // namespace
 
 std::string write_train_dataset(const TrainDataset& d) {
@@ -306,15 +295,9 @@ RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig
   const Residency residency(d, p.hit);
   const uint64_t batches = (d.samples() + p.batch - 1) / p.batch;
   const int64_t cached_before = page_cache_bytes();
-  auto memory_now = [&] {
-    if (cfg.cgroup) return cfg.cgroup->read();
-    MemoryEvents e;
-    e.stall_s = machine_memory_stall_s();
-    return e;
-  };
-  const MemoryEvents memory_before = memory_now();
+  const MemoryEvents memory_before = memory_events_now(cfg.cgroup);
   double u0, s0, u1, s1;
-  cpu_times(&u0, &s0);
+  cpu_times(&u0, &s0, true);  // reader processes too, once reaped
   hio_stats_reset();
   for (unsigned e = 0; e < p.epochs && out.error.empty(); ++e) {
     const std::vector<uint32_t> order = epoch_order(d.samples(), p.seed, e);
@@ -441,11 +424,11 @@ RunOutcome run_epochs(const TrainDataset& d, const EpochPlan& p, const RunConfig
       out.error = "an epoch read fewer samples than the dataset holds";
     epochs->push_back(er);
   }
-  cpu_times(&u1, &s1);
+  cpu_times(&u1, &s1, true);
   out.usr_s = u1 - u0;
   out.sys_s = s1 - s0;
   out.page_cache_growth = page_cache_bytes() - cached_before;
-  out.memory = memory_now().since(memory_before);
+  out.memory = memory_events_now(cfg.cgroup).since(memory_before);
   return out;
 }
 
