@@ -88,11 +88,11 @@ uint64_t reuse_extent_mask(uint64_t size, uint64_t offset, uint64_t length) {
   return upto & ~((1ULL << first) - 1);
 }
 
-bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t reread_bytes) {
+bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t read_bytes) {
   if (budget == 0) return false;
-  if (budget >= reread_bytes) return true;
-  // hash / 2^64 < budget / reread_bytes
-  const unsigned __int128 limit = (static_cast<unsigned __int128>(budget) << 64) / reread_bytes;
+  if (budget >= read_bytes) return true;
+  // hash / 2^64 < budget / read_bytes
+  const unsigned __int128 limit = (static_cast<unsigned __int128>(budget) << 64) / read_bytes;
   return mix(key ^ mix(extent + 0x9e3779b97f4a7c15ULL)) < limit;
 }
 
@@ -270,8 +270,10 @@ ReuseTotals ReuseHistory::totals(uint32_t now, uint32_t window) const {
       if ((mask >> ((size ? size - 1 : 0) / extent)) & 1) b -= extent * (((size - 1) / extent) + 1) - size;
       return b;
     };
-    t.reread_bytes += bytes(load(&e[i].reread));
-    t.admitted_bytes += bytes(load(&e[i].admitted));
+    const uint64_t reread = load(&e[i].reread), admitted = load(&e[i].admitted);
+    t.read_bytes += bytes(load(&e[i].read) | reread | admitted);
+    t.reread_bytes += bytes(reread);
+    t.admitted_bytes += bytes(admitted);
   }
   return t;
 }
