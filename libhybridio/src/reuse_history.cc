@@ -278,6 +278,18 @@ ReuseTotals ReuseHistory::totals(uint32_t now, uint32_t window) const {
   return t;
 }
 
+void ReuseHistory::forget() {
+  Entry* e = entries();
+  // The key last: a reader that still matches it sees empty bitmaps.
+  for (uint32_t i = 0; i < kEntries; ++i) {
+    store(&e[i].read, uint64_t{0});
+    store(&e[i].reread, uint64_t{0});
+    store(&e[i].admitted, uint64_t{0});
+    store(&e[i].last, uint32_t{0});
+    store(&e[i].key, uint64_t{0});
+  }
+}
+
 uint32_t ReuseHistory::used_entries() const {
   uint32_t n = 0;
   for (uint32_t i = 0; i < kEntries; ++i) n += load(&entries()[i].key) != 0;

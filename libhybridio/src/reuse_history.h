@@ -105,6 +105,9 @@ class ReuseHistory {
 
   ReuseTotals totals(uint32_t now, uint32_t window) const;
 
+  // Empties every entry (every process sharing the table sees it empty).
+  void forget();
+
   // Slots in use (tests: bounded under a flood).
   uint32_t used_entries() const;
 

@@ -274,6 +274,19 @@ TEST_F(ReuseHistoryTest, RejectsATableThatIsNotOursOrNotWhole) {
   ASSERT_NE(h_, nullptr);
 }
 
+TEST_F(ReuseHistoryTest, ForgetEmptiesTheTableForEveryProcess) {
+  const FileIdentity f = file(3);
+  EXPECT_FALSE(read_whole(f, 100, 1ULL << 40));
+  EXPECT_TRUE(read_whole(f, 110, 1ULL << 40)) << "read again: admitted";
+  ReuseHistory* other = ReuseHistory::attach(dir_.c_str());  // another process's mapping
+  ASSERT_NE(other, nullptr);
+  other->forget();
+  ReuseHistory::detach(other);
+  EXPECT_EQ(h_->used_entries(), 0u);
+  EXPECT_EQ(h_->totals(120, kWindow).read_bytes, 0u);
+  EXPECT_FALSE(read_whole(f, 120, 1ULL << 40)) << "after forget: a first read";
+}
+
 TEST(ReuseBudget, AutoIsSevenEighthsOfTheRoomForPageCache) {
   EXPECT_EQ(reuse_budget(0, 1ULL << 30), 0u) << "off";
   EXPECT_EQ(reuse_budget(64 * M, 1ULL << 30), 64 * M) << "a size";
