@@ -11,8 +11,9 @@ shuffled order each epoch (the same orders for every variant):
   --epoch-processes  every epoch in a new process: replicas, restarted jobs and evaluation
                    jobs that read the same files one after another.
 
-Variants are interleaved and rotated round by round; before each, the page cache is dropped
-and the re-use history starts empty (a fresh HYBRIDIO_REUSE_DIR).  Every read is checked at
+Variants are interleaved and rotated round by round; before each, the page cache is dropped,
+and the re-use history and the learned path costs start empty (a fresh HYBRIDIO_REUSE_DIR and
+HYBRIDIO_STATE_DIR), as on a fresh machine.  Every read is checked at
 16 sampled places against the bytes written.  --memory-limit runs the readers in a memory
 cgroup (v1, root).  Prints GB/s per epoch, median [min-max] over the rounds, hybrid against
 plain and against the best fixed policy; --json writes every run.
@@ -160,7 +161,8 @@ def run_variant(args, variant, spec_path, cgroup, reuse_dir):
         if k.startswith("HYBRIDIO_"):
             del env[k]
     if variant != "plain":
-        env.update(LD_PRELOAD=args.shim, HYBRIDIO_POLICY=variant, HYBRIDIO_REUSE_DIR=reuse_dir)
+        env.update(LD_PRELOAD=args.shim, HYBRIDIO_POLICY=variant, HYBRIDIO_REUSE_DIR=reuse_dir,
+                   HYBRIDIO_STATE_DIR=os.path.join(reuse_dir, "learned"))
     cmd = [sys.executable, os.path.abspath(__file__), "--child", spec_path]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
                          preexec_fn=cgroup.preexec() if cgroup else None)
