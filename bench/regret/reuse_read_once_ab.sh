@@ -4,8 +4,10 @@
 # that is never read again.  Per request size, `hybridio bench --rw=read
 # --policy=hybrid` reads a cold file once per run, the two variants alternating
 # round by round; every "on" run starts from an empty history of its own, so
-# nothing it reads counts as read before.  Prints each run and, per size, the
-# medians and on/off.
+# nothing it reads counts as read before.  Learning is off in both
+# (HYBRIDIO_LEARN=off): the size rules route the reads the same way in every
+# run, so the only difference is the rule.  Prints each run and, per size,
+# the medians and on/off.
 #
 #   bench/regret/reuse_read_once_ab.sh BUILD DIR [ROUNDS] [SIZE] [SIZES]
 #   bench/regret/reuse_read_once_ab.sh build /mnt/nvme/tmp 5 4G 64K,1M,4M,16M
@@ -22,7 +24,7 @@ work=$(mktemp -d "$dir/read-once-ab.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 gbps() {  # one cold read run of hybrid; prints its GB/s
-  "$hio" bench --rw=read --bs="$1" --size="$size" --policy=hybrid --repeat=1 --keep-files \
+  HYBRIDIO_LEARN=off "$hio" bench --rw=read --bs="$1" --size="$size" --policy=hybrid --repeat=1 --keep-files \
       --directory="$work/files" --json=- 2>/dev/null |
     python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.3f" % r["results"][0]["gbps_median"])'
 }
