@@ -11,7 +11,9 @@ shuffled order each epoch (the same orders for every variant):
   --epoch-processes  every epoch in a new process: replicas, restarted jobs and evaluation
                    jobs that read the same files one after another.
 
-Variants are interleaved and rotated round by round; before each, the page cache is dropped,
+Variants are interleaved and rotated round by round; before each, the page cache is dropped
+and page-cache memory brought to the same state (bench/page_cache.py's warm-up, as large as the
+dataset; --no-warm-up skips it),
 and the re-use history and the learned path costs start empty (a fresh HYBRIDIO_REUSE_DIR and
 HYBRIDIO_STATE_DIR), as on a fresh machine.  Every read is checked at
 16 sampled places against the bytes written.  --memory-limit runs the readers in a memory
@@ -20,7 +22,8 @@ plain and against the best fixed policy; --json writes every run.
 
 Usage: python_loader.py --shim BUILD/lib/libhybridio_preload.so [--dir DIR] [--files 16]
            [--file-size 128M] [--epochs 3] [--workers 0] [--epoch-processes] [--rounds 3]
-           [--policies hybrid,buffered,direct,dontcache] [--memory-limit SIZE] [--json FILE]
+           [--policies hybrid,buffered,direct,dontcache] [--memory-limit SIZE] [--no-warm-up]
+           [--json FILE]
 """
 import argparse
 import json
@@ -36,7 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from page_cache import drop_caches  # noqa: E402  (bench/page_cache.py)
+from page_cache import drop_caches, warm_page_cache_memory  # noqa: E402  (bench/page_cache.py)
 
 POLICIES = ("hybrid", "buffered", "direct", "dontcache")
 CGROUP = "/sys/fs/cgroup/memory"
@@ -174,6 +177,10 @@ def run_variant(args, variant, spec_path, cgroup, reuse_dir):
 def one_round(args, variant, paths, expected, workdir, cgroup):
     """A variant's epochs, from a cold page cache and an empty re-use history."""
     drop_caches(args.dir)
+    if not args.no_warm_up:
+        why = warm_page_cache_memory(workdir, args.files * args.file_size)
+        if why:
+            raise SystemExit(f"python_loader: the page-cache memory warm-up failed: {why} (--no-warm-up skips it)")
     reuse_dir = tempfile.mkdtemp(prefix="reuse-", dir=workdir)
     per_process = args.epoch_processes
     epochs = []
@@ -232,6 +239,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--memory-limit", type=parse_size, default=0)
+    ap.add_argument("--no-warm-up", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: one variant's reads
     args = ap.parse_args()
