@@ -79,9 +79,13 @@ TEST_F(LeaseGuard, ALeaseWaitsForAnOpenOfAnotherThreadAndKeepsNewOnesOff) {
   while (!counted) std::this_thread::yield();
   std::atomic<int> rc{-2};
   std::thread setter([&] { rc = set_lease(fd_, F_WRLCK, real_fcntl); });
+  // Once the setter has begun (a lease being set counts as held), it waits.
+  while (!lease_held(fd_, dev_, ino_)) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(rc.load(), -2) << "the lease waited for the open in flight";
-  EXPECT_FALSE(twin_may_open(fd_, dev_, ino_, false)) << "no new open once the lease is being set";
+  const bool opened = twin_may_open(fd_, dev_, ino_, false);
+  EXPECT_FALSE(opened) << "no new open once the lease is being set";
+  if (opened) twin_closed(false);  // else the setter would wait for it forever
   close_now = true;
   opener.join();
   setter.join();
