@@ -1,10 +1,8 @@
 // learned_store.cc - see learned_store.h.
 #include "learned_store.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cinttypes>
@@ -16,13 +14,14 @@
 #include <sstream>
 
 #include "config.h"
+#include "proc_files.h"
 #include "stats_file.h"
 
 namespace hybridio {
 namespace {
 
 constexpr const char* kSchema = "hybridio-learned/2";
-constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; anything larger is not one
+constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; at most this much is read
 
 // mkdir -p; 0 or -errno.
 int make_dirs(const std::string& dir) {
@@ -32,28 +31,6 @@ int make_dirs(const std::string& dir) {
     if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
   }
   return 0;
-}
-
-bool read_small_file(const std::string& path, std::string* text) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  bool ok = true;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = n == 0;
-      break;
-    }
-    text->append(buf, static_cast<size_t>(n));
-    if (text->size() > kMaxFileBytes) {
-      ok = false;
-      break;
-    }
-  }
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace
@@ -185,8 +162,9 @@ bool parse_learned(const std::string& text, FsModel* model) {
 
 bool load_learned(const std::string& dir, const std::string& key, FsModel* model) {
   try {
-    std::string text;
-    if (!read_small_file(dir + "/" + key, &text)) return false;
+    std::string text(kMaxFileBytes, '\0');
+    if (!read_small_file((dir + "/" + key).c_str(), &text[0], text.size())) return false;
+    text.resize(strlen(text.c_str()));
     return parse_learned(text, model);
   } catch (const std::bad_alloc&) {
     return false;

@@ -336,12 +336,6 @@ void FileLearner::fold(hio_op op, const Batch& b) {
 
 void FileLearner::flush(uint64_t ns) {
   if (!fs_) return;
-  Batch pending;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::swap(pending, batch_[HIO_OP_WRITE]);
-  }
-  if (pending.bytes) fold(HIO_OP_WRITE, pending);
   uint64_t bytes[kSizeClasses];
   uint64_t total = 0;
   for (int c = 0; c < kSizeClasses; ++c) total += bytes[c] = unsynced_[c].exchange(0, std::memory_order_relaxed);
@@ -388,12 +382,16 @@ LearnedFs* Learner::filesystem(dev_t dev, int fd) {
   LearnedFs* fs = new (std::nothrow) LearnedFs(s_, policy_);
   if (!fs) return nullptr;
   fs->dev = dev;
+  bool loaded = false;
   try {
     fs->key = filesystem_key(fd);
-    if (!fs->key.empty() && !state_dir_.empty()) load_learned(state_dir_, fs->key, &fs->model);
+    loaded = !fs->key.empty() && !state_dir_.empty() && load_learned(state_dir_, fs->key, &fs->model);
   } catch (const std::bad_alloc&) {
     fs->key.clear();  // learned from, not persisted
   }
+  // Nothing known yet: the first run of each direction is taken at once.
+  if (!loaded)
+    for (auto& credit : fs->credit) credit.store(static_cast<int64_t>(s_.run_bytes) * 100, std::memory_order_relaxed);
   fs->model.dirty = false;
   fs->publish();
   fs_[m] = fs;

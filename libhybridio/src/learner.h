@@ -20,6 +20,7 @@
 //    bytes as credit; a credit of `run_bytes` sends the next run of a
 //    stream (consecutive requests up to `run_bytes`, or one larger request)
 //    down another path, on every stream, reads of many streams included.
+//    A filesystem with nothing persisted starts with one run's credit.
 //    The first request after a switch of path is not measured;
 //  - moves: after each sample of class c, the crossover moves one octave
 //    toward c when the path on the other side is cheaper at c by
