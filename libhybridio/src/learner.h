@@ -6,9 +6,9 @@
 //  - a crossover size: requests at or above it leave the page cache, those
 //    below stay in it; it starts at the configured threshold, or where
 //    `hybridio calibrate` or an earlier process left it;
-//  - an off-cache path: direct, or uncached (RWF_DONTCACHE).  Writes start
-//    uncached, reads direct; where RWF_DONTCACHE is missing the core sends
-//    uncached requests direct;
+//  - an off-cache path: direct, or uncached (RWF_DONTCACHE).  It starts
+//    uncached; where RWF_DONTCACHE is missing the core sends uncached
+//    requests direct;
 //  - per size class (powers of two, 64 KiB .. 64 MiB and larger) and path,
 //    the wall time per byte: the mean of the first `damping` samples, then
 //    an exponential average.  A sample is a batch of consecutive measured
@@ -129,7 +129,7 @@ class FsModel {
   LearnSettings s_;
   uint64_t configured_[2];
   int crossover_[2] = {kConfigured, kConfigured};
-  hio_path offcache_[2] = {HIO_PATH_DIRECT, HIO_PATH_DONTCACHE};  // [read], [write]
+  hio_path offcache_[2] = {HIO_PATH_DONTCACHE, HIO_PATH_DONTCACHE};
   Estimate est_[2][kSizeClasses][HIO_PATH_COUNT];
   uint8_t turn_[2][kSizeClasses] = {};
 };
