@@ -11,24 +11,17 @@
 #include <new>
 
 #include "learned_store.h"
-#include "path_costs.h"
+#include "learner.h"
 #include "runtime.h"
 
 namespace hybridio::internal {
 namespace {
 
-// A calibrated point counts as settled (a full damping window) with no
-// spread: the command compared medians; a program's own samples take over
-// from there at the usual weight.
-PathEstimate seeded(double bytes_per_second, uint32_t samples, bool write) {
-  PathEstimate e;
-  e.samples = samples;
-  e.ns_per_byte = 1e9 / bytes_per_second;  // a write's flush is in it already ...
-  e.deferred_samples = write ? 1 : 0;      // ... so its deferred part is a measured zero
-  return e;
-}
-
-void apply(FsCosts& costs, const std::vector<CalibrationPoint>& points, uint32_t samples) {
+// Each calibrated point counts as a full damping window of samples with no
+// spread (the command compared medians); a write's flush is in its rate,
+// so its flush share is a measured zero.  Then the crossovers are placed
+// where those estimates say.
+void apply(FsModel& model, const std::vector<CalibrationPoint>& points) {
   for (const CalibrationPoint& p : points) {
     const int c = size_class(p.request_size);
     if (c < 0 || class_floor(c) != p.request_size) continue;  // only whole classes
@@ -40,10 +33,17 @@ void apply(FsCosts& costs, const std::vector<CalibrationPoint>& points, uint32_t
                 {HIO_OP_WRITE, HIO_PATH_DIRECT, p.write_direct},
                 {HIO_OP_READ, HIO_PATH_BUFFERED, p.read_buffered},
                 {HIO_OP_READ, HIO_PATH_DIRECT, p.read_direct}};
-    for (const auto& r : rows)
-      if (r.rate > 0)
-        costs.set_estimate(r.op, c, r.path, seeded(r.rate, samples, r.op == HIO_OP_WRITE && r.path != HIO_PATH_DIRECT));
+    for (const auto& r : rows) {
+      if (!(r.rate > 0)) continue;
+      Estimate e;
+      e.samples = model.settings().damping;
+      e.ns_per_byte = 1e9 / r.rate;
+      e.flushes = r.op == HIO_OP_WRITE && r.path == HIO_PATH_BUFFERED ? 1 : 0;
+      model.set_estimate(r.op, c, r.path, e);
+    }
   }
+  model.settle(HIO_OP_READ);
+  model.settle(HIO_OP_WRITE);
 }
 
 }  // namespace
@@ -59,27 +59,25 @@ std::string seed_learned(const std::string& dir, const std::vector<CalibrationPo
     }
     const std::string key = filesystem_key(fd);
     Runtime& rt = Runtime::get();
-    LearnedFs* fs = rt.learned() ? rt.learned()->filesystem(st.st_dev, fd) : nullptr;
+    LearnedFs* fs = rt.learner() ? rt.learner()->filesystem(st.st_dev, fd) : nullptr;
     ::close(fd);
-    const std::string state = rt.learned() ? rt.learned()->state_dir() : learned_state_dir(rt.config().state_dir);
+    const std::string state = rt.learner() ? rt.learner()->state_dir() : learned_state_dir(rt.config().state_dir);
     if (key.empty() || state.empty()) {
       *error = key.empty() ? "cannot identify the filesystem of " + dir : "no state directory (HOME is not set)";
       return "";
     }
-    const uint32_t samples = rt.learned() ? rt.learned()->tuning().damping : LearnTuning().damping;
-    // Calibration measures streams; what reads at random learned is kept.
-    FsCostSet costs;
+    FsModel model(rt.learner() ? rt.learner()->settings() : LearnSettings(), rt.config().policy);
     if (fs) {
       std::lock_guard<std::mutex> lock(fs->mu);
-      apply(fs->costs.streams, points, samples);
+      apply(fs->model, points);
       fs->publish();
-      costs = fs->costs;
-      fs->costs.clear_dirty();  // written now; exit writes it again only after new samples
+      model = fs->model;
+      fs->model.dirty = false;  // written now; exit writes it again only after new samples
     } else {
-      load_learned(state, key, &costs);
-      apply(costs.streams, points, samples);
+      load_learned(state, key, &model);
+      apply(model, points);
     }
-    if (int err = save_learned(state, key, costs)) {
+    if (int err = save_learned(state, key, model)) {
       *error = state + "/" + key + ": " + strerror(-err);
       return "";
     }

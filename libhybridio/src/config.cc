@@ -112,17 +112,11 @@ constexpr Setting kSettings[] = {
     {"drop_behind_limit", Kind::kSize, CONFIG_FIELD(drop_behind_limit), at_least(16 * kM),
      "bytes written by drop-behind writes and not yet written back and dropped, per process: a write waits beyond it"},
     {"learn", Kind::kBool, CONFIG_FIELD(learn), none(),
-     "hybrid: measure each path per filesystem and move the thresholds to the crossover (off: as configured)"},
+     "hybrid: measure each path per filesystem; move the size threshold toward the measured crossover and choose the cheaper off-cache path (off: as configured)"},
     {"learn_explore", Kind::kInteger, CONFIG_FIELD(learn_explore), from_to(0, 3),
      "percent of bytes sent down another path to keep the measurements fresh"},
     {"learn_damping", Kind::kInteger, CONFIG_FIELD(learn_damping), from_to(1, 1024),
      "samples a measurement averages over (the first N, then an exponential average of weight 1/N)"},
-    {"learn_uncached_writes", Kind::kBool, CONFIG_FIELD(learn_uncached_writes), none(),
-     "hybrid, learning: off the page cache, writes start uncached (RWF_DONTCACHE) and go direct once direct is measured clearly cheaper at their size (off: direct until uncached is)"},
-    {"learn_uncached_random_reads", Kind::kBool, CONFIG_FIELD(learn_uncached_random_reads), none(),
-     "hybrid, learning: the reads of a stream that began at random (not at offset 0, after a stream of one request or none, or after a short one that began at random), until the stream is stream_min_run requests long, go uncached (RWF_DONTCACHE) when large enough to leave the page cache, until their size is measured both ways as reads at random, which are learned apart from streams (off: direct, as configured)"},
-    {"learn_confirm", Kind::kSize, CONFIG_FIELD(learn_confirm), none(),
-     "hybrid, learning: a measured choice moves only once the other path has been cheaper for this many bytes of its size (0: at once)"},
     {"state_dir", Kind::kPath, CONFIG_FIELD(state_dir), none(),
      "where learned measurements are kept (default $XDG_STATE_HOME/hybridio/learned)"},
     {"reuse_budget", Kind::kSizeOrOff, CONFIG_FIELD(reuse_budget), size_or_auto(),
@@ -175,6 +169,9 @@ constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::
 constexpr const char* kRemovedSettings[][2] = {
     {"read_ahead", "reads are never read ahead across calls: a direct read runs inside the call that asks for it"},
     {"learn_pipelined_reads", "there is no read pipeline to start a read stream in"},
+    {"learn_uncached_writes", "off the cache, reads and writes start uncached where RWF_DONTCACHE works, and move to direct where it measures cheaper"},
+    {"learn_uncached_random_reads", "reads at random are measured like any other read; no separate default"},
+    {"learn_confirm", "a learned choice moves one octave at a time past a margin; there is no confirmation window"},
 };
 
 const char* removed_setting(const std::string& key) {

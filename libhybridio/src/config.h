@@ -55,12 +55,9 @@ struct Config {
   uint64_t drop_behind = 16 << 20;  // hybrid's uncached writes of at least this size drop behind the call (drop_behind.h; 0: off)
   uint64_t drop_behind_limit = 1ULL << 30;  // bytes written that way and not yet dropped, per process
   uint64_t bounce_size = 8 << 20;  // bytes per bounce-buffer chunk (power of two)
-  bool learn = true;               // learn path costs and thresholds per filesystem (path_costs.h)
+  bool learn = true;               // learn the crossover and off-cache path per filesystem (learner.h)
   uint32_t learn_explore = 3;      // percent of bytes that explore another path
   uint32_t learn_damping = 10;     // samples an estimate averages over
-  bool learn_uncached_writes = true;  // off the cache, writes start uncached (LearnTuning::uncached_writes_first)
-  bool learn_uncached_random_reads = true;  // large reads of a file read at random start uncached (LearnTuning::uncached_random_reads_first)
-  uint64_t learn_confirm = 1ULL << 30;  // bytes a move of a measured choice waits (LearnTuning::move_confirm_bytes)
   std::string state_dir;           // where learned costs persist; "" = the XDG default
   uint64_t reuse_budget = UINT64_MAX;  // hybrid: memory for re-read data (reuse_admission.h); UINT64_MAX auto, 0 off
   uint32_t reuse_window = 600;     // seconds within which a read again is re-use

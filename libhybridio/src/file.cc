@@ -188,7 +188,7 @@ int File::adopt(int fd, bool owns_fd, File** out) {
   if (!S_ISREG(st.st_mode)) return -EINVAL;
   File* f = new (std::nothrow) File(Runtime::get(), fd, owns_fd, flags);
   if (!f) return -ENOMEM;
-  if (PathCosts* learned = f->rt_.learned()) f->learned_fs_ = learned->filesystem(st.st_dev, fd);
+  if (Learner* learner = f->rt_.learner()) f->learn_.attach(learner->filesystem(st.st_dev, fd), fd, &f->rt_.stats());
   *out = f;
   return 0;
 }
@@ -290,8 +290,6 @@ hio_request File::describe(hio_op op, const char* buf, size_t len, uint64_t offs
 uint32_t File::extend_stream(uint64_t offset, uint64_t len) {
   const uint64_t prev_end = stream_end_.exchange(offset + len, std::memory_order_relaxed);
   const uint32_t run = prev_end == offset ? stream_run_.load(std::memory_order_relaxed) + 1 : 0;
-  if (run == 0 && prev_end != ~0ULL)
-    stream_before_run_.store(stream_run_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   stream_run_.store(run, std::memory_order_relaxed);
   return run;
 }
@@ -311,20 +309,10 @@ ssize_t File::transfer(hio_op op, char* buf, size_t len, uint64_t offset, const 
 
 hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   const hio_policy_config& base = rt_.policy();
-  // A new read stream gets its off-cache path judged afresh (steer()), also
-  // when it begins with calls too small to be learned.
-  if (req.op == HIO_OP_READ && req.seq_run == 0) {
-    read_stream_path_.store(StreamPath::kUnjudged, std::memory_order_relaxed);
-    judge_random_stream(req, base.stream_min_run);
-  }
-  // Learned thresholds: the measured ones of this file's filesystem, when
-  // there are any (file_learning.cc); else exactly the configured ones.
-  LearnedFs* fs = learning_for(base, req);
-  const bool at_random = fs && reads_at_random(req);
-  hio_policy_config learned;
-  const hio_policy_config& cfg = fs ? steer(*fs, base, req, &learned, at_random) : base;
+  hio_policy_config steered;
+  const hio_policy_config& cfg =
+      learn_.learns(base, req) ? learn_.steer(base, req, may_explore, &steered, &probed) : base;
   hio_decision d = decide_with(cfg, req, probed);
-  if (fs) d = settle(*fs, base, cfg, req, d, probed, may_explore, at_random);
   // A read sent off the cache, or found cached, is shown to the re-use
   // history, which may admit it to the cache (the reuse rule) and notes it.
   consult_reuse(rt_, fd_, cfg, req, d);
@@ -370,25 +358,21 @@ File::Plan File::plan(hio_op op, const char* buf, size_t len, uint64_t offset, b
   if (op == HIO_OP_WRITE) p.req.writers = writers_.load(std::memory_order_relaxed) + 1;
   p.explores = explore;
   p.decision = decide(p.req, false, explore);
-  if (learning_for(rt_.policy(), p.req)) {
-    p.measure = worth_measuring(p.req, p.decision);
-    p.started_ns = monotonic_ns();
-  }
+  if (learn_.learns(rt_.policy(), p.req)) p.started_ns = monotonic_ns();
   return p;
 }
 
 void File::trace(const hio_request& req, const hio_decision& d) {
   if (!rt_.trace().enabled()) return;
   const bool measured = d.rule == HIO_RULE_LEARNED || d.rule == HIO_RULE_EXPLORED;
-  rt_.trace().record(fd_, req, d, measured ? estimate_note(req) : "");
+  rt_.trace().record(fd_, req, d, measured ? learn_.estimate_note(req) : "");
 }
 
 void File::finish_passthrough(const Plan& plan, uint64_t bytes) {
   // The caller executed it (the shim's exact calls through the cache or
   // uncached; a direct plan goes to execute_plan, whose route traces it).
   trace(plan.req, plan.decision);
-  if (plan.started_ns)
-    learn_from(plan.req, plan.decision, bytes, monotonic_ns() - plan.started_ns, plan.measure);
+  if (plan.started_ns) learn_.observe(plan.req, plan.decision, bytes, monotonic_ns() - plan.started_ns, true);
   extend_stream(plan.req.offset, plan.req.length);
   Stats& s = rt_.stats();
   s.count_rule(plan.decision.rule, plan.req.length);
@@ -438,18 +422,16 @@ ssize_t File::route(hio_request req, char* buf, bool cached_first, const Plan* p
   trace(req, d);
   rt_.stats().count_rule(d.rule, len);
   rt_.stats().count_request(op, d.path);
-  return execute_measured(req, d, buf, as_planned ? &plan->measure : nullptr);
+  return execute_measured(req, d, buf);
 }
 
-ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf,
-                               const bool* planned_measure) {
-  if (!learning_for(rt_.policy(), req)) return execute(req, d, buf);
-  // Learned thresholds: the request's cost is measured (file_learning.cc).
-  // worth_measuring() notes the path in the stream: once per request.
-  const bool measure = planned_measure ? *planned_measure : worth_measuring(req, d);
+ssize_t File::execute_measured(const hio_request& req, const hio_decision& d, char* buf) {
+  if (!learn_.learns(rt_.policy(), req)) return execute(req, d, buf);
   const uint64_t started = monotonic_ns();
   const ssize_t n = execute(req, d, buf);
-  learn_from(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, measure);
+  // A direct write queued behind the call (write-behind) is not timed.
+  const bool timed = !(req.op == HIO_OP_WRITE && d.path == HIO_PATH_DIRECT && engine_settings().write_behind);
+  learn_.observe(req, d, n > 0 ? static_cast<uint64_t>(n) : 0, monotonic_ns() - started, timed);
   return n;
 }
 
@@ -1003,11 +985,11 @@ int File::sync(bool data_only) {
   // the inode's size update: one fsync on any descriptor covers both paths.
   rt_.stats().add(rt_.stats().fsyncs);
   wb_.wait_all();
-  const uint64_t started = learned_fs_ ? monotonic_ns() : 0;
+  const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
   int rc = data_only ? sys().fdatasync(fd_) : sys().fsync(fd_);
   rc = rc == 0 ? 0 : -errno;
-  // Learned thresholds: the flush is what the buffered writes still owed.
-  if (started && rc == 0) charge_flush(monotonic_ns() - started);
+  // The flush is what the buffered writes still owed.
+  if (started && rc == 0) learn_.flush(monotonic_ns() - started);
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
   return deferred ? -deferred : rc;
@@ -1015,7 +997,7 @@ int File::sync(bool data_only) {
 
 void File::note_sync(uint64_t ns) {
   rt_.stats().add(rt_.stats().fsyncs);
-  charge_flush(ns);
+  learn_.flush(ns);
 }
 
 int File::truncate(uint64_t length) {
@@ -1040,10 +1022,10 @@ int File::close() {
   }
   int rc = 0;
   if (owns_fd_ && fd_ >= 0) {
-    const uint64_t started = learned_fs_ ? monotonic_ns() : 0;
+    const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
     rc = sys().close(fd_);
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
-    if (started) charge_flush(monotonic_ns() - started);  // learned thresholds: what close flushed
+    if (started) learn_.flush(monotonic_ns() - started);  // what close flushed
   }
   fd_ = -1;
   return deferred ? -deferred : rc;

@@ -24,7 +24,7 @@
 #include "cache_probe.h"
 #include "dio_alignment.h"
 #include "hybridio/policy.h"
-#include "path_costs.h"
+#include "learner.h"
 #include "uring_engine.h"
 #include "write_behind.h"
 
@@ -70,8 +70,7 @@ class File {
     hio_request req;
     hio_decision decision;
     bool explores = false;    // decided with exploration (see execute_plan)
-    bool measure = false;     // a sample for the learned path costs (path_costs.h) ...
-    uint64_t started_ns = 0;  // ... timed from here
+    uint64_t started_ns = 0;  // learned from (learner.h): timed from here; 0: not
   };
   Plan plan(hio_op op, const char* buf, size_t len, uint64_t offset, bool explore);
   // A direct plan executed by the engine, one piece [offset, offset + len)
@@ -143,51 +142,19 @@ class File {
   // returns how many requests in a row it continues.
   uint32_t extend_stream(uint64_t offset, uint64_t len);
   // The policy's decision, probing the cache when the first answer is
-  // direct; on a filesystem with learned path costs, with its measured
-  // thresholds, and (`may_explore`) sometimes down another path.
+  // direct; on a learned filesystem, with the threshold and off-cache path
+  // the learner steers it with, and (`may_explore`) sometimes down another
+  // path.
   hio_decision decide(hio_request& req, bool probed, bool may_explore);
   // hio_policy_decide under `cfg` with the facts it needs gathered: the file
   // size and cache state once the answer is direct (`probed`: already known).
   hio_decision decide_with(const hio_policy_config& cfg, hio_request& req, bool& probed);
 
-  // Learned thresholds (file_learning.cc, path_costs.h).
-  // This file's filesystem when `req` is one to learn from and decide by
-  // measurements: hybrid, at least the smallest size class, not O_SYNC,
-  // O_APPEND, mapped, undirectable or the caller's O_DIRECT; else nullptr.
-  LearnedFs* learning_for(const hio_policy_config& base, const hio_request& req) const;
-  // The configuration `req` is decided with: `base` with the measured
-  // thresholds in *learned (returned), or `base` itself when measurements
-  // move nothing; sets HIO_FILE_PREFER_DONTCACHE where uncached measured best
-  // (a read stream: where it did for the stream's first learned request).
-  // `at_random`: reads_at_random(req), decided by what reads at random measured.
-  const hio_policy_config& steer(LearnedFs& fs, const hio_policy_config& base, hio_request& req,
-                                 hio_policy_config* learned, bool at_random);
-  // After the decision under `cfg`: labels it learned when the measurements
-  // changed its path, and spends exploration credit on it when due (that
-  // of reads at random when `at_random`).
-  hio_decision settle(LearnedFs& fs, const hio_policy_config& base, const hio_policy_config& cfg, hio_request& req,
-                      hio_decision d, bool& probed, bool may_explore, bool at_random);
-  // Whether the execution of (req, d) is a sample of its path's cold cost
-  // (a buffered read of cached pages is not, nor the first request of a
-  // stream after a switch of path).
-  bool worth_measuring(const hio_request& req, const hio_decision& d);
-  // A request that moved `done` bytes in `ns`: a sample, and the bytes a
-  // later sync will be charged to.
-  void learn_from(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool measure);
-  // A sync or close that took `ns`: charged to the buffered and uncached
-  // bytes written since the previous one.
-  void charge_flush(uint64_t ns);
-  // "4M,buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace
-  // ("randread:128M,..." for a read at random).
-  std::string estimate_note(const hio_request& req);
   // The trace's line for a decision, with the estimate behind a learned or explored one.
   void trace(const hio_request& req, const hio_decision& d);
   ssize_t execute(const hio_request& req, const hio_decision& d, char* buf);
-  // execute(), timed and learned from when the file's filesystem is
-  // learned; a sample when worth_measuring() says so (`planned_measure`:
-  // what it said when the request was planned).
-  ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf,
-                           const bool* planned_measure = nullptr);
+  // execute(), timed and shown to the learner when it learns from `req`.
+  ssize_t execute_measured(const hio_request& req, const hio_decision& d, char* buf);
   ssize_t single_buffered(hio_op op, char* buf, size_t len, uint64_t offset, hio_path path);
   Piece loop_buffered(hio_op op, char* buf, uint64_t len, uint64_t offset);
   Piece loop_direct(hio_op op, char* buf, uint64_t len, uint64_t offset, bool bounce);
@@ -202,13 +169,6 @@ class File {
   void count_direct(hio_op op, uint64_t bytes, bool bounce);
   // Its misaligned-memory case: staged chunk by chunk, copies overlapping I/O.
   Piece pinned_staged(PinnedRequest& pin, hio_op op, char* buf, uint64_t len, uint64_t offset);
-  // Whether `req` is a read at random: the stream it belongs to began at
-  // random (judge_random_stream(), at its first request) and is not yet
-  // stream_min_run requests long.  Such reads are learned apart
-  // (FsCostSet::random_reads), and go uncached off the cache until their
-  // class is measured (LearnTuning::uncached_random_reads_first).
-  bool reads_at_random(const hio_request& req) const;
-  void judge_random_stream(const hio_request& req, uint32_t stream_min_run);
   // Classifies a direct I/O failure: refused (redo buffered) or a real error.
   Piece direct_failed(int err, int dfd, Piece p);
   // Queues a direct write body behind the call (write-behind); false: do it now.
@@ -230,26 +190,10 @@ class File {
   std::atomic<bool> mapped_{false};
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
-  static constexpr uint32_t kNoStream = ~0u;
-  // stream_run_ of the stream before the current one (0: it was one request - random access).
-  std::atomic<uint32_t> stream_before_run_{kNoStream};
-  std::atomic<bool> random_stream_{false};              // the current read stream began at random
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
-  // Off the cache, the path of the read stream in progress, judged with
-  // the learned preference of its first learned request's size class
-  // (file_learning.cc, steer()).
-  enum class StreamPath : uint8_t { kUnjudged, kDirect, kUncached };
-  std::atomic<StreamPath> read_stream_path_{StreamPath::kUnjudged};
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)
-  LearnedFs* learned_fs_ = nullptr;          // this file's filesystem in the learner; nullptr: none
-  // Bytes written since the last sync or close, per path (kFlushBuffered,
-  // kFlushUncached, kFlushDirect) and size class; [kSizeClasses]: those of
-  // requests not learned from.
-  std::atomic<uint64_t> unsynced_[kFlushPaths][kSizeClasses + 1]{};
-  std::mutex run_mu_;                         // (after the filesystem's mu)
-  ExploreRun runs_[2];                        // per direction: the exploration run under way, if any
-  std::atomic<uint8_t> last_path_[2]{{HIO_PATH_COUNT}, {HIO_PATH_COUNT}};  // of the last learned request
+  FileLearner learn_;                        // this file's side of the learner (learner.h)
 };
 
 }  // namespace hybridio

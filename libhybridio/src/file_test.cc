@@ -578,7 +578,7 @@ namespace {
 // exactly - nothing measured, explored, relabelled or persisted.
 TEST(EngineLearningOff, TheConfiguredPolicyExactly) {
   if (Runtime::get().config().learn) GTEST_SKIP() << "learning is on in this environment (HYBRIDIO_LEARN unset or on)";
-  ASSERT_EQ(Runtime::get().learned(), nullptr) << "no learner, so no exploration and no state file";
+  ASSERT_EQ(Runtime::get().learner(), nullptr) << "no learner, so no exploration and no state file";
   testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   hio_policy_config c;

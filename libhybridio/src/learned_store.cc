@@ -1,10 +1,8 @@
 // learned_store.cc - see learned_store.h.
 #include "learned_store.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cinttypes>
@@ -16,21 +14,14 @@
 #include <sstream>
 
 #include "config.h"
+#include "proc_files.h"
 #include "stats_file.h"
 
 namespace hybridio {
 namespace {
 
-constexpr const char* kSchema = "hybridio-learned/1";
-constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; anything larger is not one
-
-// The first word of a line: the costs and direction it belongs to.
-struct LineKind {
-  const char* word;
-  hio_op op;
-  bool at_random;  // FsCostSet::random_reads, else streams
-};
-constexpr LineKind kKinds[] = {{"read", HIO_OP_READ, false}, {"write", HIO_OP_WRITE, false}, {"randread", HIO_OP_READ, true}};
+constexpr const char* kSchema = "hybridio-learned/2";
+constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; at most this much is read
 
 // mkdir -p; 0 or -errno.
 int make_dirs(const std::string& dir) {
@@ -40,28 +31,6 @@ int make_dirs(const std::string& dir) {
     if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
   }
   return 0;
-}
-
-bool read_small_file(const std::string& path, std::string* text) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  bool ok = true;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = n == 0;
-      break;
-    }
-    text->append(buf, static_cast<size_t>(n));
-    if (text->size() > kMaxFileBytes) {
-      ok = false;
-      break;
-    }
-  }
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace
@@ -94,32 +63,61 @@ std::string filesystem_key(int fd) {
   }
 }
 
-std::string learned_text(const std::string& key, const FsCostSet& costs) {
+namespace {
+constexpr const char* kOps[] = {"read", "write"};  // by hio_op
+
+bool path_of(const std::string& word, hio_path* out) {
+  for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE})
+    if (word == hio_path_name(p)) {
+      *out = p;
+      return true;
+    }
+  return false;
+}
+
+bool op_of(const std::string& word, hio_op* out) {
+  for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE})
+    if (word == kOps[op]) {
+      *out = op;
+      return true;
+    }
+  return false;
+}
+
+// A size class's floor as text, and back.
+bool class_of(const std::string& word, int* c) {
+  uint64_t bytes;
+  if (!parse_size(word, &bytes) || size_class(bytes) < 0 || class_floor(size_class(bytes)) != bytes) return false;
+  *c = size_class(bytes);
+  return true;
+}
+}  // namespace
+
+std::string learned_text(const std::string& key, const FsModel& model) {
   std::ostringstream out;
   out.imbue(std::locale::classic());  // a program's global locale must not change the decimal point
   out.precision(6);
-  out << "# hybridio learned path costs (docs/policy.md, \"Learned thresholds\")\n"
-      << "schema " << kSchema << "\nfs " << key << "\n"
-      << "# op class path samples ns_per_byte variance deferred_samples deferred_ns_per_byte variance"
-         " [paired: samples own_ns_per_byte ns_per_byte variance]\n";
-  for (const LineKind& kind : kKinds)  // randread last: a reader before it stops there, keeping the rest
+  out << "# hybridio learned crossovers and path costs (docs/policy.md, \"Learned thresholds\")\n"
+      << "schema " << kSchema << "\nfs " << key << "\n";
+  for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE}) {
+    const int x = model.crossover(op);
+    out << "side " << kOps[op] << ' '
+        << (x == kConfigured ? std::string("configured") : x >= kSizeClasses ? std::string("none") : format_size(class_floor(x)))
+        << ' ' << hio_path_name(model.offcache(op)) << '\n';
+  }
+  out << "# op class path samples ns_per_byte variance flushes flush_ns_per_byte\n";
+  for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE})
     for (int c = 0; c < kSizeClasses; ++c)
-      for (int p = 0; p < HIO_PATH_COUNT; ++p) {
-        const FsCosts& set = kind.at_random ? costs.random_reads : costs.streams;
-        const PathEstimate& e = set.estimate(kind.op, c, static_cast<hio_path>(p));
-        if (e.samples == 0 && e.deferred_samples == 0) continue;
-        out << kind.word << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(static_cast<hio_path>(p))
-            << ' ' << e.samples << ' ' << e.ns_per_byte << ' ' << e.ns_var << ' ' << e.deferred_samples << ' '
-            << e.deferred_ns_per_byte << ' ' << e.deferred_var;
-        if (e.paired_samples)
-          out << ' ' << e.paired_samples << ' ' << e.paired_own_ns_per_byte << ' ' << e.paired_ns_per_byte << ' '
-              << e.paired_var;
-        out << '\n';
+      for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
+        const Estimate& e = model.estimate(op, c, p);
+        if (e.samples == 0 && e.flushes == 0) continue;
+        out << kOps[op] << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(p) << ' ' << e.samples << ' '
+            << e.ns_per_byte << ' ' << e.var << ' ' << e.flushes << ' ' << e.flush_ns_per_byte << '\n';
       }
   return out.str();
 }
 
-bool parse_learned(const std::string& text, FsCostSet* costs) {
+bool parse_learned(const std::string& text, FsModel* model) {
   std::istringstream in(text);
   in.imbue(std::locale::classic());
   std::string line;
@@ -128,59 +126,55 @@ bool parse_learned(const std::string& text, FsCostSet* costs) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream words(line);
     words.imbue(std::locale::classic());
-    std::string first;
+    std::string first, a, b, path;
     words >> first;
     if (first == "schema") {
-      std::string schema;
-      words >> schema;
-      if (schema != kSchema) return false;
+      words >> a;
+      if (a != kSchema) return false;
       schema_seen = true;
       continue;
     }
     if (!schema_seen) return false;
     if (first == "fs") continue;
-    const LineKind* kind = nullptr;
-    for (const LineKind& k : kKinds)
-      if (first == k.word) kind = &k;
-    if (!kind) return false;
-    std::string size, path;
-    PathEstimate e;
-    if (!(words >> size >> path >> e.samples >> e.ns_per_byte >> e.ns_var >> e.deferred_samples >>
-          e.deferred_ns_per_byte >> e.deferred_var))
-      return false;
-    // Optional (written since 2026-11-29): the pairing of an off-cache path.
-    if (!(words >> e.paired_samples >> e.paired_own_ns_per_byte >> e.paired_ns_per_byte >> e.paired_var) ||
-        !(e.paired_own_ns_per_byte >= 0) || !(e.paired_ns_per_byte >= 0) || !(e.paired_var >= 0)) {
-      e.paired_samples = 0;
-      e.paired_own_ns_per_byte = e.paired_ns_per_byte = e.paired_var = 0;
+    hio_op op;
+    hio_path p;
+    if (first == "side") {
+      int x = kConfigured;
+      if (!(words >> a >> b >> path) || !op_of(a, &op) || !path_of(path, &p)) return false;
+      if (b == "none")
+        x = kSizeClasses;
+      else if (b != "configured" && !class_of(b, &x))
+        return false;
+      model->set_side(op, x, p);
+      continue;
     }
-    uint64_t bytes;
-    if (!parse_size(size, &bytes) || size_class(bytes) < 0 || class_floor(size_class(bytes)) != bytes) return false;
-    if (!(e.ns_per_byte >= 0) || !(e.deferred_ns_per_byte >= 0) || !(e.ns_var >= 0) || !(e.deferred_var >= 0))
-      return false;  // negative, or NaN
-    int found = -1;
-    for (int p = 0; p < HIO_PATH_COUNT; ++p)
-      if (path == hio_path_name(static_cast<hio_path>(p))) found = p;
-    if (found < 0) return false;
-    costs->of(kind->at_random).set_estimate(kind->op, size_class(bytes), static_cast<hio_path>(found), e);
+    Estimate e;
+    int c;
+    if (!op_of(first, &op) || !(words >> a >> path >> e.samples >> e.ns_per_byte >> e.var >> e.flushes >>
+                                 e.flush_ns_per_byte) ||
+        !class_of(a, &c) || !path_of(path, &p))
+      return false;
+    if (!(e.ns_per_byte >= 0) || !(e.var >= 0) || !(e.flush_ns_per_byte >= 0)) return false;  // negative, or NaN
+    model->set_estimate(op, c, p, e);
   }
   return schema_seen;
 }
 
-bool load_learned(const std::string& dir, const std::string& key, FsCostSet* costs) {
+bool load_learned(const std::string& dir, const std::string& key, FsModel* model) {
   try {
-    std::string text;
-    if (!read_small_file(dir + "/" + key, &text)) return false;
-    return parse_learned(text, costs);
+    std::string text(kMaxFileBytes, '\0');
+    if (!read_small_file((dir + "/" + key).c_str(), &text[0], text.size())) return false;
+    text.resize(strlen(text.c_str()));
+    return parse_learned(text, model);
   } catch (const std::bad_alloc&) {
     return false;
   }
 }
 
-int save_learned(const std::string& dir, const std::string& key, const FsCostSet& costs) {
+int save_learned(const std::string& dir, const std::string& key, const FsModel& model) {
   try {
     if (int err = make_dirs(dir)) return err;
-    return write_file_atomically(dir + "/" + key, learned_text(key, costs));
+    return write_file_atomically(dir + "/" + key, learned_text(key, model));
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
   }

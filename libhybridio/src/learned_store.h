@@ -1,29 +1,27 @@
-// learned_store.h - learned path costs on disk, one small text file per
-// filesystem, so that the next run on that filesystem starts informed.
+// learned_store.h - a filesystem's learned state (learner.h) on disk, one
+// small text file per filesystem, so that the next process there starts
+// where the last one left off.
 //
 // Where: HYBRIDIO_STATE_DIR (the `state_dir` setting) when set, else
 // $XDG_STATE_HOME/hybridio/learned, else ~/.local/state/hybridio/learned.
 // A file is named by the filesystem's stable key (statfs f_type and f_fsid)
-// and written through a temporary name and a rename; readers take what
-// they understand and ignore the rest.  Format (docs/policy.md):
+// and written through a temporary name and a rename.  Format:
 //
-//   # hybridio learned path costs
-//   schema hybridio-learned/1
+//   schema hybridio-learned/2
 //   fs ef53-1b2c3d4e5f607182
-//   write 4M direct 12 0.4501 0.0012 0 0 0
-//   randread 64M dontcache 3 0.4102 0.0009 0 0 0
-//   (op - read, write, or randread for reads at random (FsCostSet) -, size
-//   class, path, samples, ns per byte and its variance, then the same for
-//   the deferred cost: flushes, ns per byte, variance)
+//   side write 4M dontcache        (crossover: a size, "none" or "configured")
+//   write 4M direct 12 0.4501 0.0012 0 0
+//   (op, size class, path, samples, ns per byte, its variance, flushes
+//   charged, their ns per byte)
 //
-// Every function is safe from any thread and never throws; failures are
-// return values (the caller logs them at debug level: persistence is a
-// convenience, never a reason to disturb the program).
+// A file of another schema is ignored (the process starts from the
+// configuration).  Every function is safe from any thread and never
+// throws; failures are values.
 #pragma once
 
 #include <string>
 
-#include "path_costs.h"
+#include "learner.h"
 
 namespace hybridio {
 
@@ -34,14 +32,14 @@ std::string learned_state_dir(const std::string& configured);
 // The stable key of the filesystem holding open file `fd`; "" when statfs fails.
 std::string filesystem_key(int fd);
 
-// The text of a learned file for filesystem `key`, and its reader (false on
-// a text that is not one; estimates read up to a bad line are kept).
-std::string learned_text(const std::string& key, const FsCostSet& costs);
-bool parse_learned(const std::string& text, FsCostSet* costs);
+// The text of a learned file, and its reader: false on a text that is not
+// one (what was read up to the bad line is kept).
+std::string learned_text(const std::string& key, const FsModel& model);
+bool parse_learned(const std::string& text, FsModel* model);
 
 // Loads `dir`/`key`: false when missing or not readable.
-bool load_learned(const std::string& dir, const std::string& key, FsCostSet* costs);
+bool load_learned(const std::string& dir, const std::string& key, FsModel* model);
 // Writes `dir`/`key` atomically, creating `dir` when needed.  0 or -errno.
-int save_learned(const std::string& dir, const std::string& key, const FsCostSet& costs);
+int save_learned(const std::string& dir, const std::string& key, const FsModel& model);
 
 }  // namespace hybridio

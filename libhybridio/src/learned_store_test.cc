@@ -1,4 +1,4 @@
-// learned_store_test.cc - learned path costs on disk: real files in a
+// learned_store_test.cc - the learned state on disk: real files in a
 // temporary directory.
 #include "learned_store.h"
 
@@ -23,102 +23,86 @@ using testing::TempDir;
 
 constexpr uint64_t M = 1 << 20;
 
-FsCostSet some_costs() {
-  FsCostSet set;
-  FsCosts& c = set.streams;
-  PathEstimate buffered{12, 0.51, 0.001, 3, 0.75, 0.01}, direct{40, 0.4, 0.0004, 0, 0, 0};
-  PathEstimate dontcache{5, 0.3333333, 0.002, 2, 0.1, 0.0001};
-  c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_BUFFERED, buffered);
-  c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DIRECT, direct);
-  c.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, dontcache);
-  c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001, 0, 0, 0});
-  c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001, 0, 0, 0});
-  // Uncached reads looked at while direct ones were in use, paired with them.
-  c.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE,
-                 {6, 0.31, 0.0004, 0, 0, 0, 6, 0.3, 0.31, 0.00002});
-  // Reads at random of the same class, measured the other way round.
-  set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {11, 0.8, 0.0002, 0, 0, 0});
-  set.random_reads.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE, {11, 0.41, 0.0003, 0, 0, 0});
-  return set;
+FsModel model() {
+  hio_policy_config policy;
+  hio_policy_config_defaults(&policy);
+  return FsModel(LearnSettings(), policy);
 }
 
-void expect_same(const FsCosts& a, const FsCosts& b) {
+FsModel some_state() {
+  FsModel m = model();
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_BUFFERED, {12, 0.51, 0.001, 3, 0.75});
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DIRECT, {40, 0.4, 0.0004, 0, 0});
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, {5, 0.3333333, 0.002, 0, 0});
+  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001, 0, 0});
+  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001, 0, 0});
+  m.set_side(HIO_OP_WRITE, size_class(512 << 10), HIO_PATH_DONTCACHE);
+  m.set_side(HIO_OP_READ, kSizeClasses, HIO_PATH_DIRECT);
+  return m;
+}
+
+void expect_same(const FsModel& a, const FsModel& b) {
   for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE}) {
-    EXPECT_EQ(a.packed(op), b.packed(op)) << op;
+    EXPECT_EQ(a.crossover(op), b.crossover(op)) << op;
+    EXPECT_EQ(a.offcache(op), b.offcache(op)) << op;
     for (int c = 0; c < kSizeClasses; ++c)
-      for (int p = 0; p < HIO_PATH_COUNT; ++p) {
-        const PathEstimate& x = a.estimate(op, c, static_cast<hio_path>(p));
-        const PathEstimate& y = b.estimate(op, c, static_cast<hio_path>(p));
+      for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
+        const Estimate& x = a.estimate(op, c, p);
+        const Estimate& y = b.estimate(op, c, p);
         EXPECT_EQ(x.samples, y.samples);
-        EXPECT_EQ(x.deferred_samples, y.deferred_samples);
+        EXPECT_EQ(x.flushes, y.flushes);
         EXPECT_NEAR(x.ns_per_byte, y.ns_per_byte, 1e-5 * x.ns_per_byte);
-        EXPECT_NEAR(x.deferred_ns_per_byte, y.deferred_ns_per_byte, 1e-5 * x.deferred_ns_per_byte);
-        EXPECT_NEAR(x.ns_var, y.ns_var, 1e-5 * x.ns_var);
-        EXPECT_NEAR(x.deferred_var, y.deferred_var, 1e-5 * x.deferred_var);
-        EXPECT_EQ(x.paired_samples, y.paired_samples);
-        EXPECT_NEAR(x.paired_own_ns_per_byte, y.paired_own_ns_per_byte, 1e-5 * x.paired_own_ns_per_byte);
-        EXPECT_NEAR(x.paired_ns_per_byte, y.paired_ns_per_byte, 1e-5 * x.paired_ns_per_byte);
-        EXPECT_NEAR(x.paired_var, y.paired_var, 1e-5 * x.paired_var);
+        EXPECT_NEAR(x.var, y.var, 1e-5 * x.var);
+        EXPECT_NEAR(x.flush_ns_per_byte, y.flush_ns_per_byte, 1e-5 * x.flush_ns_per_byte);
       }
   }
-}
-
-void expect_same(const FsCostSet& a, const FsCostSet& b) {
-  expect_same(a.streams, b.streams);
-  expect_same(a.random_reads, b.random_reads);
 }
 
 TEST(LearnedStore, RoundTripThroughARealFile) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
-  const FsCostSet saved = some_costs();
-  EXPECT_EQ(saved.streams.verdict(HIO_OP_READ, size_class(64 * M)), Verdict::kOffcache);
-  EXPECT_EQ(saved.streams.verdict(HIO_OP_WRITE, size_class(4 * M)), Verdict::kOffcache);
-  EXPECT_FALSE(prefers_dontcache(saved.streams.packed(HIO_OP_READ), size_class(64 * M)));
-  EXPECT_TRUE(prefers_dontcache(saved.random_reads.packed(HIO_OP_READ), size_class(64 * M)));
+  const FsModel saved = some_state();
   const std::string where = dir.file("state/hybridio/learned");  // created on demand
   ASSERT_EQ(save_learned(where, "ef53-0000000100000002", saved), 0);
-  FsCostSet loaded;
+  FsModel loaded = model();
   ASSERT_TRUE(load_learned(where, "ef53-0000000100000002", &loaded));
   expect_same(saved, loaded);
+  EXPECT_EQ(loaded.threshold(HIO_OP_WRITE, 2 * M), 512u << 10);
+  EXPECT_EQ(loaded.threshold(HIO_OP_READ, 8 * M), ~0ULL) << "none leaves the cache by size";
   // Saved again over itself: still one file, still the same.
   ASSERT_EQ(save_learned(where, "ef53-0000000100000002", loaded), 0);
-  FsCostSet again;
+  FsModel again = model();
   ASSERT_TRUE(load_learned(where, "ef53-0000000100000002", &again));
   expect_same(saved, again);
 }
 
 TEST(LearnedStore, ForeignTextIsRefused) {
-  FsCostSet c;
+  FsModel c = model();
   EXPECT_FALSE(parse_learned("", &c));
   EXPECT_FALSE(parse_learned("{\"schema\": \"hybridio-stats/1\"}\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/999\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 3M direct 1 0.5 0 0 0 0\n", &c)) << "not a class";
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M sideways 1 0.5 0 0 0 0\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M direct 1 nan 0 0 0 0\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nrandwrite 4M direct 1 0.5 0 0 0 0\n", &c));
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\n# a comment\nfs x\nread 64K direct 1 0.5 0 0 0 0\n", &c));
-  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 1u);
-  EXPECT_EQ(c.random_reads.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 0u);
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nrandread 64K dontcache 2 0.5 0 0 0 0\n", &c));
-  EXPECT_EQ(c.random_reads.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 2u);
-  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, 0, HIO_PATH_DONTCACHE).samples, 0u);
-  // The pairing of an off-cache path is optional, and dropped when it does not parse.
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nread 64M dontcache 4 0.3 0 0 0 0 4 0.3 0.4 0.001\n", &c));
-  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_samples, 4u);
-  EXPECT_DOUBLE_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_ns_per_byte, 0.4);
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/1\nread 64M dontcache 4 0.3 0 0 0 0 4 0.3 -1 0.001\n", &c));
-  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).paired_samples, 0u);
-  EXPECT_EQ(c.streams.estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DONTCACHE).samples, 4u);
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M direct 1 0.5 0 0 0 0\n", &c)) << "the old model";
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/2\nwrite 3M direct 1 0.5 0 0 0\n", &c)) << "not a class";
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/2\nwrite 4M sideways 1 0.5 0 0 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/2\nwrite 4M direct 1 nan 0 0 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/2\nrandread 4M direct 1 0.5 0 0 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/2\nside write 3M direct\n", &c));
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/2\n# a comment\nfs x\nread 64K direct 1 0.5 0 0 0\n", &c));
+  EXPECT_EQ(c.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 1u);
+  EXPECT_EQ(c.crossover(HIO_OP_READ), kConfigured);
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/2\nside read 1M dontcache\nside write configured direct\n", &c));
+  EXPECT_EQ(c.crossover(HIO_OP_READ), size_class(1 * M));
+  EXPECT_EQ(c.offcache(HIO_OP_READ), HIO_PATH_DONTCACHE);
+  EXPECT_EQ(c.crossover(HIO_OP_WRITE), kConfigured);
+  EXPECT_EQ(c.offcache(HIO_OP_WRITE), HIO_PATH_DIRECT);
 }
 
 TEST(LearnedStore, MissingOrUnwritableIsAValueNotAFailure) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
-  FsCostSet c;
+  FsModel c = model();
   EXPECT_FALSE(load_learned(dir.path(), "no-such-fs", &c));
   std::ofstream(dir.file("plain")) << "a file, not a directory\n";
-  EXPECT_EQ(save_learned(dir.file("plain/learned"), "k", some_costs()), -ENOTDIR);
+  EXPECT_EQ(save_learned(dir.file("plain/learned"), "k", some_state()), -ENOTDIR);
 }
 
 TEST(LearnedStore, StateDirectoryPrecedence) {

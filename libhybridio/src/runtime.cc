@@ -31,19 +31,16 @@ Runtime::Runtime() {
     HIO_WARN("HYBRIDIO_TRACE='%s' cannot be opened: %s; tracing is off",
              config_.trace_path.c_str(), strerror(errno));
   if (config_.learn) {
-    LearnTuning tuning;
-    tuning.explore_percent = config_.learn_explore;
-    tuning.damping = config_.learn_damping;
-    tuning.uncached_writes_first = config_.learn_uncached_writes;
-    tuning.uncached_random_reads_first = config_.learn_uncached_random_reads;
-    tuning.move_confirm_bytes = config_.learn_confirm;
+    LearnSettings settings;
+    settings.explore_percent = config_.learn_explore;
+    settings.damping = config_.learn_damping;
     try {
-      learned_ = new PathCosts(tuning, learned_state_dir(config_.state_dir));
+      learner_ = new Learner(settings, learned_state_dir(config_.state_dir), config_.policy);
     } catch (const std::bad_alloc&) {
-      HIO_WARN("no memory for learned path costs; using the configured thresholds");
+      HIO_WARN("no memory for the learner; using the configured thresholds");
     }
   }
-  if (!config_.stats_path.empty() || learned_) atexit(&Runtime::at_exit);
+  if (!config_.stats_path.empty() || learner_) atexit(&Runtime::at_exit);
   // A forked child is a process of its own: it counts from zero and writes
   // its stats once, so that adding every process's counters counts each
   // request once.
@@ -51,7 +48,7 @@ Runtime::Runtime() {
   h.child = [] {
     Runtime& r = get();
     r.stats_.reset();
-    if (r.learned_) r.learned_->after_fork();
+    if (r.learner_) r.learner_->after_fork();
     r.exit_stats_written_.store(false, std::memory_order_relaxed);
   };
   install_fork_handlers(ForkLevel::kRuntime, h);
@@ -62,7 +59,7 @@ Runtime::Runtime() {
 
 void Runtime::write_exit_stats() {
   if (exit_stats_written_.exchange(true)) return;
-  if (learned_) learned_->save_all();
+  if (learner_) learner_->save_all();
   if (config_.stats_path.empty()) return;
   std::string path = config_.stats_path;
   int err;

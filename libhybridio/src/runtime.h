@@ -10,7 +10,7 @@
 #include <atomic>
 
 #include "config.h"
-#include "path_costs.h"
+#include "learner.h"
 #include "snapshots.h"
 #include "stats.h"
 #include "trace.h"
@@ -27,14 +27,14 @@ class Runtime {
 
   Stats& stats() { return stats_; }
   Trace& trace() { return trace_; }
-  // The learned path costs (path_costs.h); nullptr when learning is off
-  // (HYBRIDIO_LEARN=off) or there was no memory for them.
-  PathCosts* learned() { return learned_; }
+  // The learner (learner.h); nullptr when learning is off
+  // (HYBRIDIO_LEARN=off) or there was no memory for it.
+  Learner* learner() { return learner_; }
 
   // Writes this process's stats JSON to `path`, replacing it; 0 or -errno.
   int write_stats(const char* path);
 
-  // Writes HYBRIDIO_STATS now, if set, and the learned path costs: what
+  // Writes HYBRIDIO_STATS now, if set, and the learned state: what
   // exit() does, for paths that skip atexit handlers (the shim calls it
   // from its _exit wrapper).  A path with "%p" gets one file per process;
   // any other path gets this process's counters added to what is there
@@ -52,7 +52,7 @@ class Runtime {
   Stats stats_;
   Trace trace_;
   Snapshots<hio_policy_config> policy_;
-  PathCosts* learned_ = nullptr;  // never freed: files keep pointers into it
+  Learner* learner_ = nullptr;  // never freed: files keep pointers into it
   std::atomic<bool> exit_stats_written_{false};  // once per process: exit() and _exit() both ask
 };
 

@@ -136,11 +136,11 @@ struct hio_stats {
 	uint64_t read_ahead_dropped;
 	/* Appended with learned thresholds (docs/policy.md). */
 	uint64_t learn_samples;       /* requests whose cost was measured */
-	uint64_t learn_deferred;      /* syncs and closes whose time was charged to buffered/uncached writes */
+	uint64_t learn_deferred;      /* syncs and closes whose time was charged to buffered writes */
 	uint64_t learn_explored_buffered;  /* bytes sent down a path the policy did not choose, to measure it */
 	uint64_t learn_explored_direct;
 	uint64_t learn_explored_dontcache;
-	uint64_t learn_moves;         /* measured verdicts that changed (a threshold or the off-cache path moved) */
+	uint64_t learn_moves;         /* samples that moved a learned crossover or off-cache path */
 	/* Appended with drop-behind writes. */
 	uint64_t drop_behind_writes;  /* uncached writes whose writeback and page drop ran behind the call */
 	uint64_t drop_behind_bytes;

@@ -1,5 +1,5 @@
 // learned_seed.h - the narrow internal interface `hybridio calibrate` uses
-// to seed the library's learned path costs (libhybridio/src/path_costs.h,
+// to seed the library's learner (libhybridio/src/learner.h,
 // docs/policy.md "Learned thresholds") with what it measured.  Not public
 // API; it exists so that cli/ includes no header of libhybridio/src.
 //
@@ -21,8 +21,9 @@ struct CalibrationPoint {
 };
 
 // Replaces the learned estimates of the sizes measured for the filesystem
-// holding directory `dir` (those of other sizes are kept), in this process
-// and in the file the library loads on first use of that filesystem.
+// holding directory `dir` (those of other sizes are kept) and places its
+// crossovers where they say, in this process and in the file the library
+// loads on first use of that filesystem.
 // Returns that file's path, or "" with *error set.
 std::string seed_learned(const std::string& dir, const std::vector<CalibrationPoint>& points, std::string* error);
 

@@ -1,0 +1,228 @@
+// learner.h - the size crossover and off-cache path, measured per
+// filesystem from the program's own requests (docs/policy.md, "Learned
+// thresholds").
+//
+// The model, per filesystem and direction (read, write):
+//  - a crossover size: requests at or above it leave the page cache, those
+//    below stay in it; it starts at the configured threshold, or where
+//    `hybridio calibrate` or an earlier process left it;
+//  - an off-cache path: direct, or uncached (RWF_DONTCACHE).  It starts
+//    uncached; where RWF_DONTCACHE is missing the core sends uncached
+//    requests direct;
+//  - per size class (powers of two, 64 KiB .. 64 MiB and larger) and path,
+//    the wall time per byte: the mean of the first `damping` samples, then
+//    an exponential average.  A sample is a batch of consecutive measured
+//    calls on one path of one file, up to `run_bytes`.  A buffered write
+//    also owes its share of the next flush (fsync, fdatasync, close): the
+//    flush's time spread over the buffered bytes written since the last;
+//    until a flush is charged, buffered writes are not known;
+//  - exploration: each learned request earns `explore_percent` of its
+//    bytes as credit; a credit of `run_bytes` sends the next run of a
+//    stream (consecutive requests up to `run_bytes`, or one larger request)
+//    down another path, on every stream, reads of many streams included.
+//    A filesystem with nothing persisted starts with one run's credit.
+//    The first request after a switch of path is not measured;
+//  - moves: after each sample of class c, the crossover moves one octave
+//    toward c when the path on the other side is cheaper at c by
+//    `margin_percent` and `noise_sigmas` standard errors, and the off-cache
+//    path changes when the other one is cheaper the same way.
+// The policy core stays pure: the crossover is the threshold in the
+// configuration it is given, the off-cache path and the labels are request
+// flags (HIO_FILE_PREFER_DONTCACHE, HIO_FILE_LEARNED, HIO_FILE_EXPLORE).
+//
+// FsModel is a plain value: deterministic, no clock, no I/O, not
+// thread-safe.  LearnedFs guards one under a mutex; FileLearner is one
+// open file's side (thread-safe); Learner is the process's table of
+// filesystems.  Nothing here throws but std::bad_alloc, caught where
+// memory is allocated.
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "hybridio/policy.h"
+
+namespace hybridio {
+
+struct Stats;
+
+constexpr int kSizeClasses = 11;  // 64K, 128K, ..., 32M, and 64M and larger
+constexpr uint64_t kSmallestClassBytes = 64 << 10;
+// The size class of a request of `len` bytes; -1 below 64 KiB (not learned).
+int size_class(uint64_t len);
+inline uint64_t class_floor(int c) { return kSmallestClassBytes << c; }
+
+// CLOCK_MONOTONIC in nanoseconds: the clock requests are timed with.
+inline uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+struct LearnSettings {
+  uint32_t explore_percent = 3;      // share of bytes sent down another path (0-3)
+  uint32_t damping = 10;             // samples an estimate averages over
+  uint32_t min_samples = 3;          // per side, before a comparison counts
+  uint32_t margin_percent = 10;      // how much cheaper the other side must be ...
+  double noise_sigmas = 2;           // ... plus this many standard errors
+  uint64_t run_bytes = 16ULL << 20;  // an exploration run, and the largest batch
+};
+
+struct Estimate {
+  uint32_t samples = 0;
+  double ns_per_byte = 0, var = 0;  // wall time of the calls, and a sample's variance
+  uint32_t flushes = 0;             // buffered writes: flushes charged ...
+  double flush_ns_per_byte = 0;     // ... and their time per byte written
+};
+
+// Crossover classes: requests of class >= crossover leave the cache;
+// kSizeClasses: none does.  kConfigured: the configured threshold decides.
+constexpr int kConfigured = -1;
+
+class FsModel {
+ public:
+  // A first move starts from the configured thresholds of `policy` (for
+  // writes, the lower of the write and stream thresholds).
+  FsModel(const LearnSettings& s, const hio_policy_config& policy);
+
+  int crossover(hio_op op) const { return crossover_[op]; }
+  hio_path offcache(hio_op op) const { return offcache_[op]; }
+  // The threshold the core is given for op: the configured one while the
+  // crossover has not moved.
+  uint64_t threshold(hio_op op, uint64_t configured) const;
+  // A measured batch: `bytes` of class c on `path` took `ns`.  True when
+  // the crossover or the off-cache path moved.
+  bool add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64_t ns);
+  // A flush took `ns` after buffered writes of buffered[c] bytes per
+  // class.  True when something moved.
+  bool charge_flush(const uint64_t buffered[kSizeClasses], uint64_t ns);
+  // The path a run starting in class c, whose side is `in_use`, explores:
+  // the alternative with the fewest samples there, ties taking turns.
+  hio_path explore_target(hio_op op, int c, hio_path in_use, bool dontcache_ok);
+  // ns per byte of `path` in class c (a buffered write's flush share
+  // included); < 0 when not known.
+  double cost(hio_op op, int c, hio_path path) const;
+
+  const Estimate& estimate(hio_op op, int c, hio_path p) const { return est_[op][c][p]; }
+  // Loading and seeding: estimates and sides set outright.
+  void set_estimate(hio_op op, int c, hio_path p, const Estimate& e) { est_[op][c][p] = e; }
+  void set_side(hio_op op, int crossover, hio_path offcache);
+  // Places the crossover of op where the estimates say, from the largest
+  // class down (seeding from calibration).
+  void settle(hio_op op);
+  const LearnSettings& settings() const { return s_; }
+  bool dirty = false;  // samples since load or save
+
+ private:
+  // `a` is cheaper than `b` in class c by the margin and the noise.
+  bool clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const;
+  // The off-cache path of op as measured in c: the preferred one, else the other.
+  hio_path offcache_at(hio_op op, int c) const;
+  int start_class(hio_op op) const;
+  bool reconsider(hio_op op, int c);
+
+  LearnSettings s_;
+  uint64_t configured_[2];
+  int crossover_[2] = {kConfigured, kConfigured};
+  hio_path offcache_[2] = {HIO_PATH_DONTCACHE, HIO_PATH_DONTCACHE};
+  Estimate est_[2][kSizeClasses][HIO_PATH_COUNT];
+  uint8_t turn_[2][kSizeClasses] = {};
+};
+
+// One filesystem: its model under a lock, its sides published for the
+// decision path, and the exploration credit of each direction.
+struct LearnedFs {
+  LearnedFs(const LearnSettings& s, const hio_policy_config& policy) : model(s, policy) {}
+  dev_t dev = 0;
+  std::string key;  // statfs f_type and f_fsid: the persisted file's name
+  std::mutex mu;
+  FsModel model;  // under mu
+  std::atomic<uint32_t> side[2] = {{0}, {0}};  // crossover + 1 (0: configured) | offcache << 8
+  std::atomic<int64_t> credit[2] = {{0}, {0}};  // bytes x 100 that may explore
+  void publish();  // under mu
+};
+
+// One open file's side of the learner: its exploration runs, the path of
+// its last request, its batches and the buffered bytes its next flush is
+// charged to.  Thread-safe; inert until attach().
+class FileLearner {
+ public:
+  void attach(LearnedFs* fs, int fd, Stats* stats) {
+    fs_ = fs;
+    fd_ = fd;
+    stats_ = stats;
+  }
+  bool attached() const { return fs_ != nullptr; }
+  // Whether `req`, under `base`, is learned from and decided by measurements.
+  bool learns(const hio_policy_config& base, const hio_request& req) const;
+  // The configuration `req` is decided with: `base`, or *scratch holding
+  // the measured threshold; sets the request's learner flags.  With
+  // `may_explore`, the request may start or continue a run down another
+  // path; an explored read leaves the cache unprobed (*probed set), as a
+  // cold read of that path would.
+  const hio_policy_config& steer(const hio_policy_config& base, hio_request& req, bool may_explore,
+                                 hio_policy_config* scratch, bool* probed);
+  // (req, d) moved `done` bytes in `ns`; `timed`: its time is its own (not
+  // queued behind the call).
+  void observe(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool timed);
+  // A flush (sync or close) took `ns`.
+  void flush(uint64_t ns);
+  // "4M,buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
+  std::string estimate_note(const hio_request& req) const;
+
+ private:
+  struct Run {
+    hio_path path = HIO_PATH_COUNT;  // HIO_PATH_COUNT: none
+    uint64_t next_offset = 0, bytes_left = 0;
+  };
+  struct Batch {
+    hio_path path = HIO_PATH_COUNT;
+    int c = -1;
+    uint64_t bytes = 0, ns = 0;
+    uint64_t class_bytes[kSizeClasses] = {};
+  };
+  // Folds a finished batch into the model (takes the filesystem's lock).
+  void fold(hio_op op, const Batch& b);
+
+  LearnedFs* fs_ = nullptr;
+  int fd_ = -1;
+  Stats* stats_ = nullptr;
+  mutable std::mutex mu_;  // the members below; never held with fs_->mu
+  Run run_[2];
+  Batch batch_[2];
+  hio_path last_path_[2] = {HIO_PATH_COUNT, HIO_PATH_COUNT};
+  bool warm_stream_ = false;  // the read stream began on cached pages
+  std::atomic<uint64_t> unsynced_[kSizeClasses] = {};
+};
+
+// The process's filesystems, created on first use and never freed.
+class Learner {
+ public:
+  Learner(const LearnSettings& s, std::string state_dir, const hio_policy_config& policy)
+      : s_(s), state_dir_(std::move(state_dir)), policy_(policy) {}
+  // The entry of the filesystem of open file `fd` (device `dev`), loaded
+  // from the state directory on first use; nullptr when full or out of memory.
+  LearnedFs* filesystem(dev_t dev, int fd);
+  // Writes every filesystem with new samples (learned_store.h); failures
+  // are logged at debug level.
+  void save_all();
+  void after_fork();  // in a child: locks held by threads that are gone
+  const LearnSettings& settings() const { return s_; }
+  const std::string& state_dir() const { return state_dir_; }
+
+ private:
+  static constexpr int kMax = 32;
+  const LearnSettings s_;
+  const std::string state_dir_;
+  const hio_policy_config policy_;
+  std::mutex mu_;
+  std::atomic<int> count_{0};
+  LearnedFs* fs_[kMax] = {};
+};
+
+}  // namespace hybridio
