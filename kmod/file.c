@@ -102,7 +102,9 @@ static s64 hfs_count_pages(struct address_space *mapping, loff_t start, loff_t e
 				n += folio_nr_pages(folio);
 				if (need_resched()) {
 					xas_pause(&xas);
-					cond_resched_rcu();
+					rcu_read_unlock();
+					cond_resched();
+					rcu_read_lock();
 				}
 			}
 		} else {
@@ -112,7 +114,9 @@ static s64 hfs_count_pages(struct address_space *mapping, loff_t start, loff_t e
 				n += folio_nr_pages(folio);
 				if (need_resched()) {
 					xas_pause(&xas);
-					cond_resched_rcu();
+					rcu_read_unlock();
+					cond_resched();
+					rcu_read_lock();
 				}
 			}
 		}
@@ -127,8 +131,37 @@ static unsigned long hfs_iter_addr(const struct iov_iter *iter)
 	if (iter_is_ubuf(iter))
 		return (unsigned long)iter->ubuf + iter->iov_offset;
 	if (iter_is_iovec(iter) && iter->nr_segs)
-		return (unsigned long)iter->iov->iov_base + iter->iov_offset;
+		return (unsigned long)hfs_iter_iov(iter)->iov_base + iter->iov_offset;
 	return 0;
+}
+
+/*
+ * Is every segment of a user-memory iterator aligned: its address to
+ * @addr_mask + 1 and its length to @len_mask + 1?  (The kernel's own
+ * iov_iter_is_aligned() is gone from newer kernels.)
+ */
+static bool hfs_iter_aligned(const struct iov_iter *iter, unsigned long addr_mask,
+			     size_t len_mask)
+{
+	const struct iovec *iov;
+	size_t left = iov_iter_count(iter), skip = iter->iov_offset;
+	unsigned long i;
+
+	if (iter_is_ubuf(iter))
+		return !(((unsigned long)iter->ubuf + skip) & addr_mask) && !(left & len_mask);
+	if (!iter_is_iovec(iter))
+		return false;
+	iov = hfs_iter_iov(iter);
+	for (i = 0; i < iter->nr_segs && left; i++, skip = 0) {
+		size_t len = min(iov[i].iov_len - skip, left);
+
+		if (!len)
+			continue;
+		if ((((unsigned long)iov[i].iov_base + skip) & addr_mask) || (len & len_mask))
+			return false;
+		left -= len;
+	}
+	return true;
 }
 
 /* Describe one request to the policy core, without the cache state. */
@@ -222,7 +255,7 @@ static enum hio_path hfs_check_direct(struct hfs_sb_info *sbi, struct hfs_file_i
 	body = *iter;
 	iov_iter_advance(&body, d->head_len);
 	iov_iter_truncate(&body, d->body_len);
-	if (!iov_iter_is_aligned(&body, fi->dio_mem_align - 1, fi->dio_offset_align - 1)) {
+	if (!hfs_iter_aligned(&body, fi->dio_mem_align - 1, fi->dio_offset_align - 1)) {
 		hfs_stats_fallback(sbi, HFS_FB_MISALIGNED);
 		return HIO_PATH_BUFFERED;
 	}
@@ -409,6 +442,6 @@ const struct file_operations hfs_file_fops = {
 	.fallocate = hfs_fallocate,
 	.fadvise = hfs_fadvise,
 	.mmap = hfs_mmap,
-	.splice_read = generic_file_splice_read,
+	.splice_read = hfs_splice_read,
 	.splice_write = iter_file_splice_write,
 };

@@ -32,6 +32,8 @@
 
 #include <hybridio/policy.h>
 
+#include "compat.h"
+
 #define HYBRIDFS_NAME  "hybridfs"
 #define HYBRIDFS_MAGIC 0x48594246 /* "HYBF" */
 
@@ -128,9 +130,9 @@ static inline struct dentry *hfs_lower_dentry(const struct dentry *dentry)
 	return HFS_D(dentry)->lower.dentry;
 }
 
-static inline struct user_namespace *hfs_lower_userns(const struct super_block *sb)
+static inline hfs_idmap_t *hfs_lower_idmap(const struct super_block *sb)
 {
-	return mnt_user_ns(HFS_SB(sb)->lower_root.mnt);
+	return hfs_mnt_idmap(HFS_SB(sb)->lower_root.mnt);
 }
 
 /* super.c */
@@ -175,10 +177,10 @@ void hfs_default_config(struct hio_policy_config *cfg);
 /* inode.c */
 struct inode *hfs_iget(struct super_block *sb, struct inode *lower);
 void hfs_copy_attr(struct inode *inode);
-int hfs_permission(struct user_namespace *userns, struct inode *inode, int mask);
-int hfs_getattr(struct user_namespace *userns, const struct path *path,
+int hfs_permission(hfs_idmap_t *idmap, struct inode *inode, int mask);
+int hfs_getattr(hfs_idmap_t *idmap, const struct path *path,
 		struct kstat *stat, u32 request_mask, unsigned int flags);
-int hfs_setattr(struct user_namespace *userns, struct dentry *dentry,
+int hfs_setattr(hfs_idmap_t *idmap, struct dentry *dentry,
 		struct iattr *ia);
 extern const struct inode_operations hfs_file_iops;
 extern const struct inode_operations hfs_symlink_iops;
