@@ -6,6 +6,10 @@ K=$1
 have() { # <header under include/> <extended regex> <name>
 	grep -qsE "$2" "$K/include/$1" && printf ' -DHFS_HAVE_%s' "$3"
 }
+# the same over the header's lines joined, for declarations split across lines
+have_joined() {
+	tr '\n\t' '  ' <"$K/include/$1" 2>/dev/null | grep -qE "$2" && printf ' -DHFS_HAVE_%s' "$3"
+}
 # struct mnt_idmap instead of struct user_namespace in the VFS helpers (6.3)
 have linux/mount.h 'struct mnt_idmap \*mnt_idmap\(' MNT_IDMAP
 # the name-changing helpers take a struct delegated_inode *
@@ -14,6 +18,8 @@ have linux/fs.h '^struct delegated_inode;' DELEGATED_INODE
 have linux/fs.h 'int vfs_create\(struct mnt_idmap \*, struct dentry \*' VFS_CREATE_NO_DIR
 # vfs_mkdir() returns the dentry it made (6.15)
 have linux/fs.h 'struct dentry \*vfs_mkdir\(' VFS_MKDIR_DENTRY
+# ->create() without the O_EXCL flag
+have_joined linux/fs.h 'int \(\*create\) \([^)]*umode_t\);' IOP_CREATE_NO_EXCL
 # ->mkdir() returns a dentry (6.15)
 have linux/fs.h 'struct dentry \*\(\*mkdir\) *\(' IOP_MKDIR_DENTRY
 # lookup_noperm_unlocked() replaced lookup_one_len_unlocked() (6.16)
@@ -28,4 +34,10 @@ have linux/fs.h 'int vfs_mmap\(struct file \*' VFS_MMAP
 have linux/fs.h 'ssize_t copy_splice_read\(' COPY_SPLICE_READ
 # iter_iov() for the iovec array (6.4)
 have linux/uio.h 'iovec \*iter_iov\(' ITER_IOV
+# generic_delete_inode() became inode_just_drop()
+have linux/fs.h 'int inode_just_drop\(' INODE_JUST_DROP
+# the default dentry operations are set with set_default_d_op()
+have linux/dcache.h 'void set_default_d_op\(' SET_DEFAULT_D_OP
+# i_state is read through inode_state_read_once()
+have linux/fs.h 'inode_state_read_once\(' INODE_STATE_READ
 echo

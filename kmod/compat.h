@@ -82,6 +82,17 @@ static inline int hfs_vfs_rmdir(hfs_idmap_t *idmap, struct inode *dir,
 	return vfs_rmdir(idmap, dir, d HFS_DELEG_ARG);
 }
 
+/* ->create() lost its O_EXCL flag: the lower create is then exclusive. */
+#ifdef HFS_HAVE_IOP_CREATE_NO_EXCL
+#define HFS_IOP_CREATE_ARGS hfs_idmap_t *idmap, struct inode *dir, \
+	struct dentry *dentry, umode_t mode
+#define HFS_IOP_CREATE_EXCL true
+#else
+#define HFS_IOP_CREATE_ARGS hfs_idmap_t *idmap, struct inode *dir, \
+	struct dentry *dentry, umode_t mode, bool excl
+#define HFS_IOP_CREATE_EXCL excl
+#endif
+
 /* ->mkdir() returns the dentry it made, NULL for the one it was given (6.15). */
 #ifdef HFS_HAVE_IOP_MKDIR_DENTRY
 #define HFS_MKDIR_RET struct dentry *
@@ -163,5 +174,31 @@ static inline bool hfs_file_dontcache_ok(const struct file *f)
 	return false;
 }
 #endif
+
+/* ->drop_inode that never keeps an unused inode cached. */
+#ifdef HFS_HAVE_INODE_JUST_DROP
+#define hfs_drop_inode inode_just_drop
+#else
+#define hfs_drop_inode generic_delete_inode
+#endif
+
+static inline void hfs_set_d_op(struct super_block *sb, const struct dentry_operations *ops)
+{
+#ifdef HFS_HAVE_SET_DEFAULT_D_OP
+	set_default_d_op(sb, ops);
+#else
+	sb->s_d_op = ops;
+#endif
+}
+
+/* Was @inode just made by iget5_locked() (I_NEW)? */
+static inline bool hfs_inode_is_new(struct inode *inode)
+{
+#ifdef HFS_HAVE_INODE_STATE_READ
+	return inode_state_read_once(inode) & I_NEW;
+#else
+	return inode->i_state & I_NEW;
+#endif
+}
 
 #endif /* HYBRIDFS_COMPAT_H */

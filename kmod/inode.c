@@ -46,7 +46,7 @@ struct inode *hfs_iget(struct super_block *sb, struct inode *lower)
 		iput(lower);
 		return ERR_PTR(-ENOMEM);
 	}
-	if (!(inode->i_state & I_NEW)) {
+	if (!hfs_inode_is_new(inode)) {
 		/* Already built: it holds its own reference to @lower. */
 		iput(lower);
 		return inode;
@@ -112,6 +112,8 @@ int hfs_setattr(hfs_idmap_t *idmap, struct dentry *dentry,
 	if (err)
 		return err;
 
+	if (ia->ia_valid & ATTR_SIZE)
+		hfs_reuse_forget(inode);
 	lower_ia = *ia;
 	if (ia->ia_valid & ATTR_FILE)
 		lower_ia.ia_file = hfs_lower_file(ia->ia_file);

@@ -127,14 +127,13 @@ static int hfs_instantiate(struct inode *dir, struct dentry *dentry,
 	return 0;
 }
 
-static int hfs_create(hfs_idmap_t *idmap, struct inode *dir,
-		      struct dentry *dentry, umode_t mode, bool excl)
+static int hfs_create(HFS_IOP_CREATE_ARGS)
 {
 	struct path lower;
 	int err;
 
 	hfs_get_lower_path(dentry, &lower);
-	err = hfs_lower_create(dir->i_sb, lower.dentry, mode, excl);
+	err = hfs_lower_create(dir->i_sb, lower.dentry, mode, HFS_IOP_CREATE_EXCL);
 	if (err)
 		goto out;
 	err = hfs_instantiate(dir, dentry, lower.dentry);

@@ -6,7 +6,7 @@
  *
  *   stats          counters, one "name value" per line (see docs/kmod.md)
  *   reset_stats    write anything to zero the counters
- *   policy         hybrid | buffered | direct (read-write)
+ *   policy         hybrid | buffered | direct | dontcache (read-write)
  *   *_threshold    sizes in bytes, K/M/G accepted on write (read-write)
  *   lower          the lower directory as given to mount
  */
@@ -21,7 +21,7 @@ static struct kset *hfs_kset;
 
 static const char *const hfs_op_names[2] = { "read", "write" };
 static const char *const hfs_fb_names[HFS_FB_COUNT] = {
-	"iter", "bounce", "misaligned", "einval"
+	"iter", "bounce", "misaligned", "einval", "dontcache"
 };
 
 void hfs_stats_count(struct hfs_sb_info *sbi, const struct hio_decision *d,
@@ -57,8 +57,7 @@ static ssize_t hfs_stats_show(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 	int op, path, r, n = 0;
 
 	for (op = 0; op < 2; op++) {
-		/* 6.1 has no RWF_DONTCACHE: only the buffered and direct paths exist. */
-		for (path = HIO_PATH_BUFFERED; path <= HIO_PATH_DIRECT; path++) {
+		for (path = HIO_PATH_BUFFERED; path < HIO_PATH_COUNT; path++) {
 			n += sysfs_emit_at(buf, n, "%s_%s_requests %lld\n", hfs_op_names[op],
 					   hio_path_name(path),
 					   atomic64_read(&s->requests[op][path]));
@@ -78,6 +77,12 @@ static ssize_t hfs_stats_show(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 				   atomic64_read(&s->fallbacks[r]));
 	n += sysfs_emit_at(buf, n, "splits %lld\n", atomic64_read(&s->splits));
 	n += sysfs_emit_at(buf, n, "errors %lld\n", atomic64_read(&s->errors));
+	n += sysfs_emit_at(buf, n, "reuse_admitted_reads %lld\n",
+			   atomic64_read(&s->reuse_admitted_reads));
+	n += sysfs_emit_at(buf, n, "reuse_admitted_bytes %lld\n",
+			   atomic64_read(&s->reuse_admitted_bytes));
+	n += sysfs_emit_at(buf, n, "reuse_hit_reads %lld\n", atomic64_read(&s->reuse_hit_reads));
+	n += sysfs_emit_at(buf, n, "reuse_hit_bytes %lld\n", atomic64_read(&s->reuse_hit_bytes));
 	return n;
 }
 

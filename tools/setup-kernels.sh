@@ -6,7 +6,7 @@
 #   7.x       trixie-backports' newest kernel, in a minimal trixie root made
 #             with debootstrap (its kbuild tools need trixie's C library):
 #             headers, kbuild and gcc installed there, the kernel image and
-#             its modules unpacked there.
+#             its modules unpacked in its /kernel.
 # The backports suites are added to apt here only, pinned so that only the
 # kernel's own packages can come from them: nothing else is upgraded.
 # Idempotent (what is installed is kept); run as root.
@@ -73,7 +73,7 @@ if [ ! -x "$TRIXIE_ROOT/usr/bin/apt-get" ]; then
   mv "$TRIXIE_ROOT.new" "$TRIXIE_ROOT"
 fi
 if ! ls -d "$TRIXIE_ROOT"/usr/src/linux-headers-*-amd64 >/dev/null 2>&1 ||
-   ! ls "$TRIXIE_ROOT"/boot/vmlinuz-* >/dev/null 2>&1; then
+   ! ls "$TRIXIE_ROOT"/kernel/usr/lib/modules/*/vmlinuz >/dev/null 2>&1; then
   cat >"$TRIXIE_ROOT/etc/apt/sources.list" <<EOF
 deb $MIRROR trixie main
 deb $MIRROR trixie-backports main
@@ -86,12 +86,15 @@ EOF
   [ -n "$hdr" ] || { echo "setup-kernels: no headers in trixie-backports" >&2; exit 1; }
   kv=${hdr#linux-headers-}
   log "installing $hdr in the trixie root"
-  in_root apt-get install -y -q --no-install-recommends "$hdr" >/dev/null
-  # The image's packages are unpacked, not installed: no initramfs tool runs
-  # in the root, and the VM test needs only the kernel and its modules.
-  in_root sh -c "cd /tmp && apt-get download -q linux-binary-$kv linux-modules-$kv >/dev/null &&
-    for d in linux-binary-${kv}_*.deb linux-modules-${kv}_*.deb; do dpkg-deb -x \$d /; done &&
-    rm -f linux-*.deb"
+  # binutils: gcc runs `as` and `ld` by those names.
+  in_root apt-get install -y -q --no-install-recommends "$hdr" binutils >/dev/null
+  # The image's packages are unpacked into /kernel, not installed: no
+  # initramfs tool runs in the root, and the VM test needs only the kernel
+  # and its modules (/kernel/usr/lib/modules/<version>/{vmlinuz,kernel/}).
+  in_root sh -c "rm -rf /kernel /kernel.new /tmp/kernel-debs && mkdir -p /tmp/kernel-debs &&
+    cd /tmp/kernel-debs && apt-get download -q linux-binary-$kv linux-modules-$kv >/dev/null &&
+    for d in *.deb; do dpkg-deb -x \$d /kernel.new; done && mv /kernel.new /kernel &&
+    cd / && rm -rf /tmp/kernel-debs"
   in_root apt-get clean
 fi
 log "trixie root: $(ls -d "$TRIXIE_ROOT"/usr/src/linux-headers-*-amd64 | sort -V | tail -n 1)"

@@ -45,8 +45,7 @@ ReuseTotals cached_totals(const ReuseHistory& h, uint32_t now, uint32_t window) 
 uint64_t reuse_budget(uint64_t setting, uint64_t headroom, uint64_t admitted_bytes) {
   if (setting != kReuseBudgetAuto) return setting;
   if (headroom == ~0ULL) return ~0ULL;  // nothing could be read: no limit known
-  const uint64_t room = headroom + admitted_bytes < headroom ? ~0ULL : headroom + admitted_bytes;
-  return room / 4 * 3;
+  return hio_reuse_budget_auto(headroom, admitted_bytes);
 }
 
 uint32_t reuse_clock() {
