@@ -30,6 +30,8 @@ have linux/namei.h 'int start_renaming_two_dentries\(' START_RENAMING
 have linux/dcache.h 'd_revalidate\)\(struct inode \*' D_REVALIDATE_DIR
 # vfs_mmap() replaced call_mmap() (6.17)
 have linux/fs.h 'int vfs_mmap\(struct file \*' VFS_MMAP
+# ->mmap_prepare() beside ->mmap() (6.16): ext4 has only the former
+have linux/fs.h 'int \(\*mmap_prepare\)\(' MMAP_PREPARE
 # copy_splice_read() replaced generic_file_splice_read() (6.5)
 have linux/fs.h 'ssize_t copy_splice_read\(' COPY_SPLICE_READ
 # iter_iov() for the iovec array (6.4)

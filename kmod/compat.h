@@ -136,6 +136,16 @@ static inline int hfs_call_mmap(struct file *file, struct vm_area_struct *vma)
 #endif
 }
 
+/* Can @file be mapped (->mmap, or ->mmap_prepare where it exists)? */
+static inline bool hfs_file_can_mmap(const struct file *file)
+{
+#ifdef HFS_HAVE_MMAP_PREPARE
+	if (file->f_op->mmap_prepare)
+		return true;
+#endif
+	return file->f_op->mmap;
+}
+
 /* Splice reads through ->read_iter (generic_file_splice_read went in 6.5). */
 #ifdef HFS_HAVE_COPY_SPLICE_READ
 #define hfs_splice_read copy_splice_read

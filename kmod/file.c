@@ -139,7 +139,9 @@ static unsigned long hfs_iter_addr(const struct iov_iter *iter)
 /*
  * Is every segment of a user-memory iterator aligned: its address to
  * @addr_mask + 1 and its length to @len_mask + 1?  (The kernel's own
- * iov_iter_is_aligned() is gone from newer kernels.)
+ * iov_iter_is_aligned() is gone from newer kernels.)  A segment that the
+ * iterator's count cuts short must be aligned whole: 7.3's direct I/O path
+ * refuses (-EINVAL) an iovec whose last segment is misaligned past the count.
  */
 static bool hfs_iter_aligned(const struct iov_iter *iter, unsigned long addr_mask,
 			     size_t len_mask)
@@ -158,7 +160,8 @@ static bool hfs_iter_aligned(const struct iov_iter *iter, unsigned long addr_mas
 
 		if (!len)
 			continue;
-		if ((((unsigned long)iov[i].iov_base + skip) & addr_mask) || (len & len_mask))
+		if ((((unsigned long)iov[i].iov_base + skip) & addr_mask) ||
+		    ((iov[i].iov_len - skip) & len_mask))
 			return false;
 		left -= len;
 	}
@@ -446,7 +449,7 @@ static int hfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct file *lower = hfs_lower_file(file);
 
-	if (!lower->f_op->mmap)
+	if (!hfs_file_can_mmap(lower))
 		return -ENODEV;
 	if (file != vma->vm_file)
 		return -EIO;

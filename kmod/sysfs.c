@@ -9,6 +9,9 @@
  *   policy         hybrid | buffered | direct | dontcache (read-write)
  *   *_threshold    sizes in bytes, K/M/G accepted on write (read-write)
  *   lower          the lower directory as given to mount
+ *
+ * and /sys/fs/hybridfs/features: "dontcache" where the kernel has the
+ * uncached buffered path (IOCB_DONTCACHE), and "reuse".
  */
 #include <linux/fs.h>
 #include <linux/kobject.h>
@@ -237,13 +240,30 @@ void hfs_sysfs_del(struct super_block *sb)
 	sbi->kobj_added = false;
 }
 
+/* /sys/fs/hybridfs/features: what this build can do on this kernel. */
+static ssize_t hfs_features_show(struct kobject *kobj, struct kobj_attribute *attr,
+				 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", HFS_HAVE_DONTCACHE ? "dontcache reuse" : "reuse");
+}
+
+static struct kobj_attribute hfs_features_attr = __ATTR(features, 0444, hfs_features_show, NULL);
+
 int hfs_sysfs_init(void)
 {
+	int err;
+
 	hfs_kset = kset_create_and_add(HYBRIDFS_NAME, NULL, fs_kobj);
-	return hfs_kset ? 0 : -ENOMEM;
+	if (!hfs_kset)
+		return -ENOMEM;
+	err = sysfs_create_file(&hfs_kset->kobj, &hfs_features_attr.attr);
+	if (err)
+		kset_unregister(hfs_kset);
+	return err;
 }
 
 void hfs_sysfs_exit(void)
 {
+	sysfs_remove_file(&hfs_kset->kobj, &hfs_features_attr.attr);
 	kset_unregister(hfs_kset);
 }

@@ -602,7 +602,7 @@ static inline hio_u64 hio_reuse_extent_bytes(hio_u64 size)
 /* The bitmap of the extents [offset, offset + length) touches, clamped to `size`. */
 static inline hio_u64 hio_reuse_extent_mask(hio_u64 size, hio_u64 offset, hio_u64 length)
 {
-	unsigned shift = __builtin_ctzll(hio_reuse_extent_bytes(size));
+	unsigned shift = (unsigned)__builtin_ctzll(hio_reuse_extent_bytes(size));
 	hio_u64 first, last, upto;
 
 	if (offset >= size || length == 0)
