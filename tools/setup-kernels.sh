@@ -73,6 +73,7 @@ if [ ! -x "$TRIXIE_ROOT/usr/bin/apt-get" ]; then
   mv "$TRIXIE_ROOT.new" "$TRIXIE_ROOT"
 fi
 if ! ls -d "$TRIXIE_ROOT"/usr/src/linux-headers-*-amd64 >/dev/null 2>&1 ||
+   [ ! -x "$TRIXIE_ROOT/usr/sbin/dkms" ] ||
    ! ls "$TRIXIE_ROOT"/kernel/usr/lib/modules/*/vmlinuz >/dev/null 2>&1; then
   cat >"$TRIXIE_ROOT/etc/apt/sources.list" <<EOF
 deb $MIRROR trixie main
@@ -86,8 +87,9 @@ EOF
   [ -n "$hdr" ] || { echo "setup-kernels: no headers in trixie-backports" >&2; exit 1; }
   kv=${hdr#linux-headers-}
   log "installing $hdr in the trixie root"
-  # binutils: gcc runs `as` and `ld` by those names.
-  in_root apt-get install -y -q --no-install-recommends "$hdr" binutils >/dev/null
+  # binutils: gcc runs `as` and `ld` by those names; dkms: the packaging
+  # test installs hybridfs-dkms in the root too.
+  in_root apt-get install -y -q --no-install-recommends "$hdr" binutils dkms >/dev/null
   # The image's packages are unpacked into /kernel, not installed: no
   # initramfs tool runs in the root, and the VM test needs only the kernel
   # and its modules (/kernel/usr/lib/modules/<version>/{vmlinuz,kernel/}).
