@@ -20,6 +20,7 @@
 # build of libhybridio.
 # Environment:
 #   HFS_KERNELS  which kernels, in order (default "6.1 6.12 7")
+#   HFS_JOBS     kernels tested at the same time (default: the number of CPUs)
 #   HFS_ACCEL    tcg (default) or kvm (falls back to tcg if the VM does not come up)
 #   HFS_OPS      integrity test operations (default 10000)
 #   HFS_PERF     MiB per throughput file, 0 to skip (default 128 on the first
@@ -34,8 +35,8 @@
 #   HFS_PC_BREAK=nofsync|early breaks durability on purpose (the writers skip
 #                fsync, or the power is cut before they run): the power-cut
 #                checks must then FAIL (docs/crash.md)
-# Prints PASS/FAIL lines, "KERNEL <version>: N passed, M failed" and the
-# seconds it took for each kernel, and ends with the total
+# Prints each kernel's PASS/FAIL lines, then "KERNEL <version>: N passed,
+# M failed (S s)", and ends with the total
 # "N passed, M failed"; exits non-zero on any failure.
 set -u
 
@@ -209,8 +210,7 @@ run_kernel() {
 	kfail() { echo "FAIL $1: $2"; KFAIL=$((KFAIL + 1)); }
 	kdone() {
 		echo "KERNEL ${KV:-$1}: $KPASS passed, $KFAIL failed ($(( $(date +%s) - KSTART )) s)"
-		TOTAL_PASS=$((TOTAL_PASS + KPASS))
-		TOTAL_FAIL=$((TOTAL_FAIL + KFAIL))
+		echo "$KPASS $KFAIL" >"$WORK/result.$1"
 	}
 	KV=""
 	echo "==== kernel $1"
@@ -299,14 +299,42 @@ run_kernel() {
 	kdone "$1"
 }
 
+# The kernels run $HFS_JOBS at a time (default: one per CPU); each one's
+# output is printed whole when its batch is done.
+JOBS=${HFS_JOBS:-$(nproc 2>/dev/null || echo 1)}
 PERF_FIRST=${HFS_PERF:-128}
 PERF_REST=${HFS_PERF:-0}
 PERF=$PERF_FIRST
+batch=""
+n=0
+flush() {
+	wait
+	for k in $batch; do
+		cat "$WORK/out.$k"
+		if [ -r "$WORK/result.$k" ]; then
+			read -r p f <"$WORK/result.$k"
+		else
+			p=0
+			f=1
+			echo "FAIL kernel-$k: its run ended without a result"
+		fi
+		TOTAL_PASS=$((TOTAL_PASS + p))
+		TOTAL_FAIL=$((TOTAL_FAIL + f))
+	done
+	batch=""
+	n=0
+}
 for k in $KERNELS; do
-	run_kernel "$k"
+	(
+		run_kernel "$k"
+		rm -rf "$WORK/${KV:-none}/initramfs" "$WORK/${KV:-none}"/*.img
+	) >"$WORK/out.$k" 2>&1 &
 	PERF=$PERF_REST
-	rm -rf "$WORK/${KV:-none}/initramfs" "$WORK/${KV:-none}"/*.img
+	batch="$batch $k"
+	n=$((n + 1))
+	[ $n -lt "$JOBS" ] || flush
 done
+flush
 
 PASSED=$((TOTAL_PASS + HOST_PASS))
 FAILED=$((TOTAL_FAIL + HOST_FAIL))
