@@ -126,6 +126,21 @@ static inline struct dentry *hfs_lookup_noperm_unlocked(const struct qstr *name,
 #define hfs_call_d_revalidate(d, flags) (d)->d_op->d_revalidate(d, flags)
 #endif
 
+/*
+ * Where the VFS calls ->getattr() with AT_GETATTR_NOSEC (6.8 to 6.x), the
+ * security hook has run on hybridfs's inode already: the lower call must
+ * skip it too (vfs_getattr() refuses the flag with a warning and -EPERM).
+ */
+static inline int hfs_vfs_getattr(const struct path *path, struct kstat *stat,
+				  u32 request_mask, unsigned int flags)
+{
+#ifdef AT_GETATTR_NOSEC
+	if (flags & AT_GETATTR_NOSEC)
+		return vfs_getattr_nosec(path, stat, request_mask, flags);
+#endif
+	return vfs_getattr(path, stat, request_mask, flags);
+}
+
 /* call_mmap() became vfs_mmap() (6.17), which also knows ->mmap_prepare. */
 static inline int hfs_call_mmap(struct file *file, struct vm_area_struct *vma)
 {

@@ -326,7 +326,7 @@ const char *hfs_lower_get_link(struct dentry *lower, struct delayed_call *done)
 int hfs_lower_getattr(const struct path *lower, struct kstat *stat,
 		      u32 request_mask, unsigned int flags)
 {
-	int err = vfs_getattr(lower, stat, request_mask, flags);
+	int err = hfs_vfs_getattr(lower, stat, request_mask, flags);
 
 	pr_debug("getattr %pd -> %d\n", lower->dentry, err);
 	return err;
