@@ -370,14 +370,19 @@ static ssize_t hfs_rw_iter(struct kiocb *iocb, struct iov_iter *iter, enum hio_o
 	ret = 0;
 	for (i = 0; i < 3 && iov_iter_count(iter); i++) {
 		size_t want = min(parts[i].len, iov_iter_count(iter));
-		size_t before = iov_iter_count(iter);
+		struct iov_iter before;
 
 		if (!want)
 			continue;
+		before = *iter;
 		ret = hfs_io_part(iocb, iter, op, parts[i].path, want, &pos);
-		if (ret == -EINVAL && parts[i].path == HIO_PATH_DIRECT &&
-		    iov_iter_count(iter) == before) {
-			/* The lower fs refused this direct I/O: do it buffered. */
+		if (ret == -EINVAL && parts[i].path == HIO_PATH_DIRECT) {
+			/*
+			 * The lower fs refused this direct I/O: do it buffered,
+			 * from where it started (a refusal may have advanced
+			 * the iterator, as 7.3's does).
+			 */
+			*iter = before;
 			hfs_stats_fallback(sbi, HFS_FB_EINVAL);
 			ret = hfs_io_part(iocb, iter, op, HIO_PATH_BUFFERED, want, &pos);
 		}
