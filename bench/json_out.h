@@ -1,10 +1,14 @@
-// json_out.h - a streaming JSON writer for the bench reports: objects and
-// arrays written in order (keys keep the order they are written in),
-// strings escaped, non-finite numbers written as null.  Not thread-safe;
-// one writer per document.
+// json_out.h - the bench reports' JSON, built in the order it is written:
+// objects and arrays opened and closed in turn, keys kept in the order they
+// are added, on an nlohmann::ordered_json document.  Numbers: an integral
+// double below 2^53 is written as an integer, any other with 6 significant
+// digits, a value that is not finite as null.  Strings are written as UTF-8
+// (bytes that are not UTF-8 become U+FFFD).  Not thread-safe; one writer per
+// document.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,10 @@ namespace hybridio::bench {
 
 class JsonWriter {
  public:
+  JsonWriter() = default;
+  JsonWriter(const JsonWriter&) = delete;  // holds pointers into its own document
+  JsonWriter& operator=(const JsonWriter&) = delete;
+
   // Containers: with a key inside an object, without one inside an array
   // or at the top level.
   JsonWriter& begin_object(const char* key = nullptr);
@@ -32,14 +40,16 @@ class JsonWriter {
   JsonWriter& value(const std::string& v);
   JsonWriter& value(double v);
 
-  const std::string& str() const { return out_; }
-
-  static std::string quote(const std::string& s);
+  // The document, indented by 2, with a trailing newline.
+  std::string str() const;
 
  private:
-  void comma_and_key(const char* key);
-  std::string out_;
-  std::vector<bool> first_;  // per open container: nothing written yet
+  // Adds `v` to the innermost open container (under `key` in an object);
+  // returns where it now is.
+  nlohmann::ordered_json& add(const char* key, nlohmann::ordered_json v);
+
+  nlohmann::ordered_json doc_;
+  std::vector<nlohmann::ordered_json*> open_;  // the containers open, outermost first
 };
 
 }  // namespace hybridio::bench

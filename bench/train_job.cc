@@ -184,14 +184,12 @@ uint64_t mem_available_bytes() {
   return kb * 1024;
 }
 
-// Every variant starts with a re-use history (reuse_history.h) that has not
-// seen the dataset, as the cache drop starts it with a cold page cache: new
-// timestamps make every file a new generation to the history.  Without
-// them, the repetitions after the first would find their first epoch read
-// already and admit it.
-void start_a_new_generation(const std::vector<std::string>& paths) {
-  for (const std::string& p : paths) utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
-}
+// Every variant starts with an empty re-use history (hio_reuse_forget), as
+// the cache drop starts it with a cold page cache: the repetitions after the
+// first must not find their first epoch read already, nor count earlier
+// variants' reads in the data read recently.  -ENOENT (no history kept) is
+// as good.
+void forget_earlier_reads() { hio_reuse_forget(); }
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -542,7 +540,7 @@ int train_command(int argc, char** argv, const char* prog) {
     if (cgroup.active()) ph.config.cgroup = &cgroup;
     ph.record_as = {HIO_OP_READ};
     ph.run = [&, k](const RunConfig& cfg) {
-      start_a_new_generation(d.paths);
+      forget_earlier_reads();
       std::vector<EpochResult> epochs;
       RunOutcome r = run_epochs(d, ep, cfg, &epochs);
       if (r.error.empty()) runs[k].push_back(std::move(epochs));

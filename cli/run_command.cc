@@ -1,7 +1,6 @@
 // run_command.cc - see run_command.h.
 #include "run_command.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,13 +13,12 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "hybridio_internal/settings_text.h"
-#include "json_lite.h"
 #include "option_table.h"
+#include "run_stats.h"
 
 #ifndef HYBRIDIO_INSTALL_LIBDIR
 #define HYBRIDIO_INSTALL_LIBDIR "lib"
@@ -152,60 +150,34 @@ std::string human_bytes(double b) {
   return buf;
 }
 
-void summarise(const JsonValue& total, int processes, double seconds, const std::string& what,
-               const std::string& settings) {
-  fprintf(stderr, "hybridio run: %s after %.1f s, %d process%s with the shim%s%s\n", what.c_str(), seconds, processes,
-          processes == 1 ? "" : "es", settings.empty() ? "" : "; ", settings.c_str());
-  for (const char* op : {"write", "read"}) {
-    double d = json_number(total, std::string(op) + ".direct.bytes");
-    double b = json_number(total, std::string(op) + ".buffered.bytes");
-    double u = json_number(total, std::string(op) + ".dontcache.bytes");
-    double all = d + b + u;
+void summarise(const MergedStats& m, double seconds, const std::string& what, const std::string& settings) {
+  const hio_stats& s = m.sum;
+  fprintf(stderr, "hybridio run: %s after %.1f s, %llu process%s with the shim%s%s\n", what.c_str(), seconds,
+          static_cast<unsigned long long>(m.processes), m.processes == 1 ? "" : "es", settings.empty() ? "" : "; ",
+          settings.c_str());
+  for (hio_op op : {HIO_OP_WRITE, HIO_OP_READ}) {
+    const double d = static_cast<double>(s.bytes[op][HIO_PATH_DIRECT]);
+    const double b = static_cast<double>(s.bytes[op][HIO_PATH_BUFFERED]);
+    const double u = static_cast<double>(s.bytes[op][HIO_PATH_DONTCACHE]);
+    const double all = d + b + u;
     fprintf(stderr, "  %-6s %9s: direct %s (%.0f%%), buffered %s, uncached %s; %.2f GB/s averaged over the run\n",
-            op, human_bytes(all).c_str(), human_bytes(d).c_str(), all > 0 ? 100 * d / all : 0.0,
-            human_bytes(b).c_str(), human_bytes(u).c_str(), seconds > 0 ? all / seconds / 1e9 : 0.0);
+            op == HIO_OP_WRITE ? "write" : "read", human_bytes(all).c_str(), human_bytes(d).c_str(),
+            all > 0 ? 100 * d / all : 0.0, human_bytes(b).c_str(), human_bytes(u).c_str(),
+            seconds > 0 ? all / seconds / 1e9 : 0.0);
   }
-  fprintf(stderr, "  splits %.0f, bounces %.0f, fallbacks: direct refused %.0f, uncached refused %.0f\n",
-          json_number(total, "splits"), json_number(total, "bounces"),
-          json_number(total, "fallbacks.direct_open_refused") + json_number(total, "fallbacks.direct_io_refused"),
-          json_number(total, "fallbacks.dontcache_refused"));
+  fprintf(stderr, "  splits %llu, bounces %llu, fallbacks: direct refused %llu, uncached refused %llu\n",
+          static_cast<unsigned long long>(s.splits), static_cast<unsigned long long>(s.bounces),
+          static_cast<unsigned long long>(s.direct_open_refused + s.direct_io_refused),
+          static_cast<unsigned long long>(s.dontcache_refused));
   // The reuse rule (docs/policy.md): only when it did something.
-  const double admitted = json_number(total, "reuse.admitted_bytes"), hits = json_number(total, "reuse.hit_bytes");
-  if (admitted > 0 || hits > 0)
+  if (s.reuse_admitted_bytes > 0 || s.reuse_hit_bytes > 0)
     fprintf(stderr,
-            "  re-use: %s read again admitted to the page cache (%.0f reads), %s of later reads served from memory "
-            "because of it (%.0f reads)\n",
-            human_bytes(admitted).c_str(), json_number(total, "reuse.admitted_reads"), human_bytes(hits).c_str(),
-            json_number(total, "reuse.hit_reads"));
-}
-
-// Adds up every per-process stats file in `dir`; returns how many were read.
-int merge_stats(const std::string& dir, JsonValue* total) {
-  int count = 0;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return 0;
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name.rfind("stats.", 0) != 0 || name.size() < 5 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
-    std::ifstream in(dir + "/" + name);
-    std::stringstream text;
-    text << in.rdbuf();
-    JsonValue v;
-    std::string error;
-    if (!parse_json(text.str(), &v, &error)) {
-      fprintf(stderr, "hybridio run: ignoring unreadable %s: %s\n", name.c_str(), error.c_str());
-      continue;
-    }
-    v.members.erase("policy");  // thresholds are settings, not counters
-    if (count == 0)
-      *total = v;
-    else
-      json_accumulate(*total, v);
-    ++count;
-    unlink((dir + "/" + name).c_str());
-  }
-  closedir(d);
-  return count;
+            "  re-use: %s read again admitted to the page cache (%llu reads), %s of later reads served from memory "
+            "because of it (%llu reads)\n",
+            human_bytes(static_cast<double>(s.reuse_admitted_bytes)).c_str(),
+            static_cast<unsigned long long>(s.reuse_admitted_reads),
+            human_bytes(static_cast<double>(s.reuse_hit_bytes)).c_str(),
+            static_cast<unsigned long long>(s.reuse_hit_reads));
 }
 
 }  // namespace
@@ -271,24 +243,18 @@ int run_command(int argc, char** argv) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  JsonValue total;
-  int processes = merge_stats(stats_dir, &total);
+  const MergedStats merged = merge_stats_dir(stats_dir);
   rmdir(stats_dir.c_str());
   std::string what = WIFEXITED(status) ? std::string(argv[i]) + " exited with status " + std::to_string(WEXITSTATUS(status))
                                        : std::string(argv[i]) + " was killed by signal " + std::to_string(WTERMSIG(status));
-  if (!o.quiet) summarise(total, processes, seconds, what, bench::echo_settings_line(run_option_table(), o, true));
+  if (!o.quiet) summarise(merged, seconds, what, bench::echo_settings_line(run_option_table(), o, true));
   if (!o.stats.empty()) {
-    total.members["schema"] = JsonValue{JsonValue::Kind::kString, 0, "hybridio-run/1", {}};
-    total.members["processes"] = JsonValue{JsonValue::Kind::kNumber, static_cast<double>(processes), "", {}};
-    total.members["seconds"] = JsonValue{JsonValue::Kind::kNumber, seconds, "", {}};
-    JsonValue settings{JsonValue::Kind::kObject, 0, "", {}};
+    nlohmann::json settings = nlohmann::json::object();
     for (const auto& opt : run_option_table()) {
       OptValue v = opt.show(o);
-      settings.members[opt.name] = v.kind == OptKind::kFlag ? JsonValue{JsonValue::Kind::kRaw, 0, v.flag ? "true" : "false", {}}
-                                                           : JsonValue{JsonValue::Kind::kString, 0, v.text, {}};
+      settings[opt.name] = v.kind == OptKind::kFlag ? nlohmann::json(v.flag) : nlohmann::json(v.text);
     }
-    total.members["settings"] = settings;
-    std::ofstream(o.stats) << to_json(total) << "\n";
+    std::ofstream(o.stats) << run_stats_json(merged, seconds, settings);
   }
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);

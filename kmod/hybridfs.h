@@ -71,8 +71,7 @@ struct hfs_stats {
 struct hfs_reuse {
 	spinlock_t lock;
 	u64 size;     /* the file size the extents were cut from */
-	u64 read;     /* extents read off the cache */
-	u64 reread;   /* extents read off the cache again, or admitted */
+	u64 read;     /* extents read off the cache, or admitted */
 	u64 admitted; /* extents the rule admitted to the cache */
 	u32 last;     /* coarse clock of the last read recorded, 0 = none */
 };
@@ -81,8 +80,8 @@ struct hfs_sb_info {
 	struct path lower_root;           /* the lower directory mounted over */
 	struct hio_policy_config cfg;     /* live tunables (READ_ONCE fields) */
 	struct hfs_stats stats;
-	atomic64_t reuse_reread_bytes;    /* totals of the mount's histories, */
-	atomic64_t reuse_admitted_bytes;  /* what the re-use budget weighs */
+	atomic64_t reuse_read_bytes;      /* data of the mount's histories: what
+					   * the re-use budget is shared by */
 	struct kobject kobj;              /* /sys/fs/hybridfs/<major:minor> */
 	struct completion kobj_released;
 	bool kobj_added;

@@ -7,9 +7,10 @@
  * history is the library's (docs/policy.md): a hybrid read that the policy
  * sends off the cache (direct or uncached) is re-use when every extent it
  * touches was read off the cache within hfs_reuse_window seconds.  It is
- * admitted when the mount's re-read data fits the budget (three quarters of
- * MemAvailable plus what is admitted), or else when the extent is in the
- * stable hash subset that does (hio_reuse_admits()); the request is then
+ * admitted when all the data the mount's histories hold fits the budget
+ * (seven eighths of MemAvailable, the room for page cache), or else when
+ * the extent is in the stable hash subset that does (hio_reuse_admits(),
+ * budget / bytes read); the request is then
  * decided again with HIO_FILE_REUSE, and the policy sends it through the
  * cache.  Extents, hashing and the budget are policy.h's, shared with the
  * library.  A later read that finds an admitted range cached counts a hit.
@@ -17,7 +18,7 @@
  * The history of an inode is reset when it is written or truncated through
  * hybridfs, when the lower file's size moved (changed below hybridfs), when
  * its last read is older than the window, and when the inode is evicted;
- * the mount's totals (hfs_sb_info.reuse_*_bytes) follow every change.
+ * the mount's total (hfs_sb_info.reuse_read_bytes) follows every change.
  * A spinlock per inode guards the bitmaps; nothing here sleeps or allocates.
  */
 #include <linux/fs.h>
@@ -38,7 +39,6 @@ void hfs_reuse_init(struct hfs_reuse *h)
 	spin_lock_init(&h->lock);
 	h->size = 0;
 	h->read = 0;
-	h->reread = 0;
 	h->admitted = 0;
 	h->last = 0;
 }
@@ -62,12 +62,9 @@ static u64 hfs_mask_bytes(u64 size, u64 mask)
 
 static void hfs_reuse_reset_locked(struct hfs_sb_info *sbi, struct hfs_reuse *h)
 {
-	if (h->reread)
-		atomic64_sub(hfs_mask_bytes(h->size, h->reread), &sbi->reuse_reread_bytes);
-	if (h->admitted)
-		atomic64_sub(hfs_mask_bytes(h->size, h->admitted), &sbi->reuse_admitted_bytes);
+	if (h->read)
+		atomic64_sub(hfs_mask_bytes(h->size, h->read), &sbi->reuse_read_bytes);
 	h->read = 0;
-	h->reread = 0;
 	h->admitted = 0;
 	h->last = 0;
 }
@@ -96,7 +93,7 @@ enum hfs_reuse_outcome { HFS_REUSE_OFF_CACHE, HFS_REUSE_ADMITTED, HFS_REUSE_HIT 
 static void hfs_reuse_record(struct hfs_sb_info *sbi, struct hfs_reuse *h, u64 size,
 			     u64 mask, u32 now, enum hfs_reuse_outcome what)
 {
-	u64 new_reread = 0, new_admitted = 0;
+	u64 new_read = 0;
 
 	spin_lock(&h->lock);
 	if (h->size != size) {
@@ -105,25 +102,20 @@ static void hfs_reuse_record(struct hfs_sb_info *sbi, struct hfs_reuse *h, u64 s
 	}
 	switch (what) {
 	case HFS_REUSE_OFF_CACHE:
-		new_reread = h->read & mask & ~h->reread;
-		h->read |= mask;
+		new_read = mask & ~h->read;
 		break;
 	case HFS_REUSE_ADMITTED:
-		new_admitted = mask & ~h->admitted;
-		new_reread = mask & ~h->reread;
-		h->read |= mask;
+		new_read = mask & ~h->read;
+		h->admitted |= mask;
 		break;
 	case HFS_REUSE_HIT:
 		break;
 	}
-	h->reread |= new_reread;
-	h->admitted |= new_admitted;
+	h->read |= new_read;
 	h->last = now;
 	spin_unlock(&h->lock);
-	if (new_reread)
-		atomic64_add(hfs_mask_bytes(size, new_reread), &sbi->reuse_reread_bytes);
-	if (new_admitted)
-		atomic64_add(hfs_mask_bytes(size, new_admitted), &sbi->reuse_admitted_bytes);
+	if (new_read)
+		atomic64_add(hfs_mask_bytes(size, new_read), &sbi->reuse_read_bytes);
 }
 
 /*
@@ -163,13 +155,11 @@ void hfs_reuse_consult(struct inode *inode, const struct hio_policy_config *cfg,
 	spin_unlock(&h->lock);
 
 	if (reread) {
-		u64 admitted = atomic64_read(&sbi->reuse_admitted_bytes);
-		u64 budget = hio_reuse_budget_auto((u64)si_mem_available() << PAGE_SHIFT,
-						   admitted);
+		u64 budget = hio_reuse_budget_auto((u64)si_mem_available() << PAGE_SHIFT);
 		u64 first = r->offset >> __builtin_ctzll(hio_reuse_extent_bytes(size));
 
 		admit = hio_reuse_admits(hfs_reuse_key(hfs_lower_inode(inode)), first, budget,
-					 atomic64_read(&sbi->reuse_reread_bytes));
+					 atomic64_read(&sbi->reuse_read_bytes));
 	}
 	if (!off_cache) {
 		/* Found cached after the rule admitted it: a hit. */

@@ -8,6 +8,8 @@ packages=(
   build-essential cmake pkg-config git
   # libhybridio
   liburing-dev libnuma-dev
+  # JSON in the tools (cli/, bench/, simulator/)
+  nlohmann-json3-dev
   # tests and micro-benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # the simulator and its plots

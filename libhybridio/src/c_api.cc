@@ -4,6 +4,8 @@
 
 #include "file.h"
 #include "hybridio/hybridio.h"
+#include "reuse_admission.h"
+#include "reuse_history.h"
 #include "runtime.h"
 #include "uring_engine.h"
 
@@ -120,6 +122,15 @@ void hio_stats_get(struct hio_stats* out) {
 
 void hio_stats_reset(void) {
   no_throw_void([] { Runtime::get().stats().reset(); });
+}
+
+int hio_reuse_forget(void) {
+  return no_throw(-ENOMEM, [] {
+    hybridio::ReuseHistory* h = hybridio::process_reuse_history(hybridio::Runtime::get());
+    if (!h) return -ENOENT;
+    h->forget();
+    return 0;
+  });
 }
 
 int hio_stats_write_json(const char* path) {

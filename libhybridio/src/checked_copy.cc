@@ -2,9 +2,11 @@
 #include "checked_copy.h"
 
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -17,8 +19,7 @@ namespace {
 
 constexpr uintptr_t kPage = 4096;
 // Distances (destination minus source, modulo a page) below this, and not
-// 0, are the kernel's copy's slow ones: 1-31 bytes on the development VM
-// (results/shim/checked-copy-distance-2026-12-03-s31/), 32-63 as fast as 0.
+// 0, are the short ones; 32-63 copy as fast as 0 where 1-31 are slow.
 constexpr uintptr_t kSlowDistance = 32;
 // The kernel's copy, on this process: bytes copied, stopping where the
 // caller's memory ends.  The process is named by the cached id
@@ -56,11 +57,57 @@ char* bounce_buffer() {
   return buffer.data();
 }
 
+// -1: not measured yet; 0 or 1: short_distance_copies_slow()'s answer.
+// Threads racing the first measurement each measure; any answer is valid.
+std::atomic<int> g_short_distance_slow{-1};
+
+uint64_t now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The kernel's copy of one piece, at 16 bytes and at half a page, in turn.
+bool measure_short_distance_slow() {
+  AlignedBuffer from(kSlowCopyPiece, kPage), to(kSlowCopyPiece + kPage, kPage);
+  if (!from || !to) return false;
+  memset(from.data(), 1, kSlowCopyPiece);
+  memset(to.data(), 0, kSlowCopyPiece + kPage);
+  uint64_t near = UINT64_MAX, far = UINT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    for (uintptr_t distance : {uintptr_t{16}, kPage / 2}) {
+      const uint64_t t0 = now_ns();
+      if (kernel_copy(from.data(), to.data() + distance, kSlowCopyPiece, false) != kSlowCopyPiece) return false;
+      const uint64_t took = now_ns() - t0;
+      uint64_t& best = distance == 16 ? near : far;
+      best = std::min(best, took);
+    }
+  }
+  return near > 2 * far;
+}
+
 }  // namespace
 
-bool slow_copy_distance(uintptr_t from, uintptr_t to) {
+bool short_copy_distance(uintptr_t from, uintptr_t to) {
   const uintptr_t distance = (to - from) % kPage;
   return distance != 0 && distance < kSlowDistance;
+}
+
+bool short_distance_copies_slow() {
+  int verdict = g_short_distance_slow.load(std::memory_order_relaxed);
+  if (verdict < 0) {
+    verdict = measure_short_distance_slow() ? 1 : 0;
+    g_short_distance_slow.store(verdict, std::memory_order_relaxed);
+  }
+  return verdict == 1;
+}
+
+bool slow_copy_distance(uintptr_t from, uintptr_t to) {
+  return short_copy_distance(from, to) && short_distance_copies_slow();
+}
+
+void assume_short_distance_copies_slow(bool slow) {
+  g_short_distance_slow.store(slow ? 1 : 0, std::memory_order_relaxed);
 }
 
 uintptr_t harmless_page_offset(uintptr_t from) { return (from + kPage / 2) % kPage; }

@@ -5,16 +5,16 @@
 // page that is not mapped, not readable (into_engine) or not writable ends
 // the copy where a system call on that memory would have stopped, instead
 // of a SIGSEGV inside the library.  It pins every page of the caller's
-// range and copies page by page with the kernel's copy routine (`rep movsb`
-// on the development VM's AMD EPYC).  That routine is five times slower
-// when the destination lies 1-31 bytes past the source modulo a page: 1.5-
-// 2.1 GB/s against 8-10 for warm 1 MiB copies, and 1.7-1.8 against 4.5-4.9
-// out of blocks just read with O_DIRECT, where memcpy copies 7.4-9.0.  That
-// is the common case, not a corner: a malloc'd buffer of 128 KiB or more
-// starts 16 bytes into a page, the engine's staging buffers at a page.
-// Such copies go through a small buffer of the thread's own that lies half
-// a page away from both ends (3.4-3.9 GB/s there); the others are direct.
-// Under the shim this copy bounds read-ahead streams (docs/performance.md).
+// range and copies page by page with the kernel's copy routine.
+//
+// On some CPUs that routine (`rep movsb`) is about five times slower when
+// the destination lies 1-31 bytes past the source modulo a page, which is
+// the common case, not a corner: a malloc'd buffer of 128 KiB or more
+// starts 16 bytes into a page, the page cache and the engine's staging
+// buffers at a page.  Where the process measures that (once, on first
+// need: short_distance_copies_slow()), such copies go through a small
+// buffer of the thread's own that lies half a page away from both ends;
+// elsewhere every copy is direct.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +22,23 @@
 
 namespace hybridio {
 
-// Whether the kernel copies slowly from an address congruent to `from` to
-// one congruent to `to` (modulo a page): the destination lies 1-31 bytes
-// past the source.  The kernel's own buffered read copies out of the page
-// cache the same way, from the file offset's place in a page.
+// Whether the destination `to` lies 1-31 bytes past the source `from`
+// modulo a page: the distance at which some CPUs copy slowly.  The kernel's
+// own buffered read copies out of the page cache from the file offset's
+// place in a page.
+bool short_copy_distance(uintptr_t from, uintptr_t to);
+
+// Whether this CPU's kernel copy is slow at a short distance: a 256 KiB
+// copy at 16 bytes took more than twice as long as one at half a page, best
+// of five each.  Measured once per process (about 0.3 ms), on first call;
+// false when the measurement cannot be made.
+bool short_distance_copies_slow();
+
+// short_copy_distance() on a CPU where short_distance_copies_slow().
 bool slow_copy_distance(uintptr_t from, uintptr_t to);
+
+// Tests: makes short_distance_copies_slow() answer `slow` from now on.
+void assume_short_distance_copies_slow(bool slow);
 
 // A copy at a slow distance goes through a bounce buffer in pieces of this
 // size (256 KiB copied 3.4-3.7 GB/s, 64 KiB 2.9-3.1 with more system calls,

@@ -43,7 +43,27 @@ void fill(char* p, size_t n, unsigned seed) {
 
 // Distances (destination minus source, modulo a page) on both sides of the
 // slow ones, and lengths around the bounce buffer's 256 KiB pieces.
-TEST(CheckedCopy, CopiesEveryByteAtEveryDistanceBothWays) {
+// Both ways of copying: bounced at short distances, and direct at every one.
+class CheckedCopyBothWays : public testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { assume_short_distance_copies_slow(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(CheckedCopy, CheckedCopyBothWays, testing::Values(true, false),
+                         [](const testing::TestParamInfo<bool>& p) { return p.param ? "bounced" : "direct"; });
+
+TEST(CheckedCopy, ShortDistancesAreOneToThirtyOneBytesPastTheSourceInAPage) {
+  EXPECT_TRUE(short_copy_distance(0, 1));
+  EXPECT_TRUE(short_copy_distance(4096 * 3, 4096 * 7 + 16));
+  EXPECT_TRUE(short_copy_distance(4080, 4096));
+  EXPECT_FALSE(short_copy_distance(0, 0));
+  EXPECT_FALSE(short_copy_distance(0, 32));
+  EXPECT_FALSE(short_copy_distance(16, 0));
+  // Either answer is this CPU's; it is measured once and then kept.
+  const bool slow = short_distance_copies_slow();
+  EXPECT_EQ(short_distance_copies_slow(), slow);
+}
+
+TEST_P(CheckedCopyBothWays, CopiesEveryByteAtEveryDistanceBothWays) {
   const size_t lens[] = {1, 15, 4096, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 4095, (1 << 20) + 17};
   const size_t offsets[] = {0, 1, 15, 16, 17, 31, 32, 48, 63, 64, 2048, 4080, 4095};
   Pages engine(260 + 2), user(260 + 2);
@@ -87,7 +107,7 @@ void expect_stops_at(bool into_engine, size_t user_offset, size_t end, int prot)
   EXPECT_EQ(memcmp(dst, src, end), 0);
 }
 
-TEST(CheckedCopy, StopsWhereTheCallersMemoryEnds) {
+TEST_P(CheckedCopyBothWays, StopsWhereTheCallersMemoryEnds) {
   for (bool into_engine : {false, true}) {
     for (size_t uo : {size_t{0}, size_t{16}, size_t{2048}}) {
       const size_t first = kPage - uo;  // the first page boundary after the start

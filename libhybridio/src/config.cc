@@ -127,7 +127,7 @@ constexpr Setting kSettings[] = {
      "where learned measurements are kept (default $XDG_STATE_HOME/hybridio/learned)"},
     {"reuse_budget", Kind::kSizeOrOff, CONFIG_FIELD(reuse_budget), size_or_auto(),
      "hybrid: memory for data read off the page cache and read again within reuse_window; such reads take the cache "
-     "while it fits, else a stable subset does (auto: 3/4 of available memory and the memory cgroup's room; off: never)"},
+     "while it fits, else a stable subset does (auto: 7/8 of the room for page cache, memory cgroup included; off: never)"},
     {"reuse_window", Kind::kInteger, CONFIG_FIELD(reuse_window), from_to(1, 7 * 86400),
      "seconds within which reading data again counts as re-use"},
     {"reuse_dir", Kind::kPath, CONFIG_FIELD(reuse_dir), none(),

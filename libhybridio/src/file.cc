@@ -82,17 +82,16 @@ ssize_t buffered_io(hio_op op, int fd, char* buf, size_t len, uint64_t offset, i
 }
 
 // A buffered read of `len` bytes at `offset` into `buf`, as buffered_io().
-// The kernel copies out of the page cache with the copy that is five times
-// slower at some distances (checked_copy.h): a cached read into a buffer 16
-// bytes into a page (every malloc of 128 KiB or more), at a page-aligned
-// offset, moved 2.5-2.7 GB/s on the development VM where one at 64 bytes
-// moved 11-12.  Such reads (File::bounces_read) go through the thread's
-// bounce buffer in pieces, placed by the offset's place in a page (the
-// cache's side of the copy) as checked_copy.h places its own: the kernel's
-// copy into it and the copy out of it (checked under the shim) are both at
-// harmless distances.  Like the kernel's, the read stops at the end of the
-// file, at an error after some bytes (returning those), and at the end of
-// the caller's memory (EFAULT when nothing was copied).
+// The kernel copies out of the page cache from the offset's place in a
+// page; where that copy is slow at a short distance (checked_copy.h: a
+// cached read into a malloc'd buffer, 16 bytes into a page, at a
+// page-aligned offset), such reads (File::bounces_read) go through the
+// thread's bounce buffer in pieces, placed half a page from the offset's
+// place, so that the kernel's copy into it and the copy out of it (checked
+// under the shim) are both at harmless distances.  Like the kernel's, the
+// read stops at the end of the file, at an error after some bytes
+// (returning those), and at the end of the caller's memory (EFAULT when
+// nothing was copied).
 ssize_t buffered_read(int fd, char* buf, size_t len, uint64_t offset, int rwf) {
   const uint32_t page = page_bytes();
   char* bounce = File::bounces_read(buf, len, offset) ? bounce_buffer(kSlowCopyPiece + page, page) : nullptr;

@@ -16,6 +16,13 @@ namespace hybridio {
 
 uint64_t memory_headroom_bytes(uint32_t max_age_ms = 100);
 
+// How much page cache the process's files may take: the machine's
+// MemAvailable and, in a memory cgroup with a limit, that limit less what
+// the cgroup uses other than file pages (its usage less its active and
+// inactive file pages).  Address-space limits do not bound it.  Cached for
+// `max_age_ms` like memory_headroom_bytes(); ~0 when nothing can be read.
+uint64_t page_cache_room_bytes(uint32_t max_age_ms = 100);
+
 // Whether RLIMIT_AS or RLIMIT_DATA is finite now (two getrlimit calls, no
 // caching: a program may set either at any time).  While one is, the
 // headroom above is also at most what that limit leaves (VmSize, VmData of

@@ -152,35 +152,35 @@ static const struct hio_reuse_extent_case hio_reuse_extent_cases[] = {
 
 /*
  * The admission's contract, for @key over extents 0..63: nothing under a
- * zero budget, everything when the budget holds all re-read data, and a
+ * zero budget, everything when the budget holds all the data read, and a
  * smaller budget admits a subset of what a larger one does, in about the
  * budget's share (a half admits between 16 and 48 of 64).  Returns the
  * number of the first check that fails, 0 when all hold.
  */
 static inline int hio_reuse_admission_holds(hio_u64 key)
 {
-	const hio_u64 reread = 64 * HIO_CASE_MIB;
+	const hio_u64 read = 64 * HIO_CASE_MIB;
 	unsigned half = 0;
 	hio_u64 e;
 
 	for (e = 0; e < HIO_REUSE_EXTENTS; e++) {
-		bool quarter = hio_reuse_admits(key, e, reread / 4, reread);
-		bool halfway = hio_reuse_admits(key, e, reread / 2, reread);
+		bool quarter = hio_reuse_admits(key, e, read / 4, read);
+		bool halfway = hio_reuse_admits(key, e, read / 2, read);
 
-		if (hio_reuse_admits(key, e, 0, reread))
+		if (hio_reuse_admits(key, e, 0, read))
 			return 1;
-		if (!hio_reuse_admits(key, e, reread, reread))
+		if (!hio_reuse_admits(key, e, read, read))
 			return 2;
 		if (quarter && !halfway)
 			return 3;
-		if (hio_reuse_admits(key, e, reread / 2, reread) != halfway)
+		if (hio_reuse_admits(key, e, read / 2, read) != halfway)
 			return 4;
 		half += halfway;
 	}
 	if (half < 16 || half > 48)
 		return 5;
-	if (hio_reuse_budget_auto(4 * HIO_CASE_MIB, 0) != 3 * HIO_CASE_MIB ||
-	    hio_reuse_budget_auto(~(hio_u64)0, 1) != ~(hio_u64)0 / 4 * 3)
+	if (hio_reuse_budget_auto(8 * HIO_CASE_MIB) != 7 * HIO_CASE_MIB ||
+	    hio_reuse_budget_auto(~(hio_u64)0) != ~(hio_u64)0 / 8 * 7)
 		return 6;
 	return 0;
 }

@@ -24,28 +24,26 @@ ReuseHistory g_storage;
 // The history's totals, summed at most once per clock tick per process
 // (a scan of the whole table: 256 KiB of shared memory).
 std::atomic<uint32_t> g_totals_at{0};
-std::atomic<uint64_t> g_reread_bytes{0}, g_admitted_bytes{0};
+std::atomic<uint64_t> g_read_bytes{0};
 
 ReuseTotals cached_totals(const ReuseHistory& h, uint32_t now, uint32_t window) {
   ReuseTotals t;
   if (g_totals_at.load(std::memory_order_acquire) != now) {
     t = h.totals(now, window);
-    g_reread_bytes.store(t.reread_bytes, std::memory_order_relaxed);
-    g_admitted_bytes.store(t.admitted_bytes, std::memory_order_relaxed);
+    g_read_bytes.store(t.read_bytes, std::memory_order_relaxed);
     g_totals_at.store(now, std::memory_order_release);
     return t;
   }
-  t.reread_bytes = g_reread_bytes.load(std::memory_order_relaxed);
-  t.admitted_bytes = g_admitted_bytes.load(std::memory_order_relaxed);
+  t.read_bytes = g_read_bytes.load(std::memory_order_relaxed);
   return t;
 }
 
 }  // namespace
 
-uint64_t reuse_budget(uint64_t setting, uint64_t headroom, uint64_t admitted_bytes) {
+uint64_t reuse_budget(uint64_t setting, uint64_t page_cache_room) {
   if (setting != kReuseBudgetAuto) return setting;
-  if (headroom == ~0ULL) return ~0ULL;  // nothing could be read: no limit known
-  return hio_reuse_budget_auto(headroom, admitted_bytes);
+  if (page_cache_room == ~0ULL) return ~0ULL;  // nothing could be read: no limit known
+  return hio_reuse_budget_auto(page_cache_room);
 }
 
 uint32_t reuse_clock() {
@@ -84,9 +82,8 @@ void consult_reuse(Runtime& rt, int fd, const hio_policy_config& cfg, hio_reques
   if (v.reread) {
     const ReuseTotals t = cached_totals(*h, now, window);
     const uint64_t setting = rt.config().reuse_budget;
-    const uint64_t budget =
-        reuse_budget(setting, setting == kReuseBudgetAuto ? memory_headroom_bytes(1000) : 0, t.admitted_bytes);
-    admit = reuse_admits(id.key, v.first_extent, budget, t.reread_bytes);
+    const uint64_t budget = reuse_budget(setting, setting == kReuseBudgetAuto ? page_cache_room_bytes(1000) : 0);
+    admit = reuse_admits(id.key, v.first_extent, budget, t.read_bytes);
   }
   // Set on a cached read too: should the cached-first read find part of
   // the range evicted, the rest is decided with it and re-admitted whole.

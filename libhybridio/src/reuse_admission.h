@@ -3,13 +3,13 @@
 // policy sends off the page cache, sets HIO_FILE_REUSE when the history
 // admits it, decides again, and records what the read did.
 //
-// The budget (HYBRIDIO_REUSE_BUDGET) is a size, off, or auto: three
-// quarters of what the memory headroom (memory_headroom.h: MemAvailable,
-// the memory cgroup's limit less its usage plus reclaimable file pages)
-// and the re-read data already admitted add up to.  Admitted data counts
-// in, as it is part of what the budget holds: otherwise each admission
-// would shrink the budget and the admitted subset would not be stable.
-// A quarter is left for the program's own growth and other files.
+// The budget (HYBRIDIO_REUSE_BUDGET) is a size, off, or auto: seven
+// eighths of the room for page cache (memory_headroom.h: MemAvailable, and
+// in a memory cgroup with a limit, that limit less what the cgroup uses
+// other than file pages).  Admitted data is file pages, so it is part of
+// that room, and the budget does not shrink as the cache fills with it:
+// the admitted subset stays stable.  An eighth is left for the program's
+// own growth.
 //
 // Thread- and fork-safe: the history is attached once per process without
 // a lock (a caller racing the first attach gets no history for that read).
@@ -29,8 +29,8 @@ class ReuseHistory;
 constexpr uint64_t kReuseBudgetAuto = UINT64_MAX;
 
 // The budget for re-read data: `setting` bytes, 0 when off, or (auto)
-// three quarters of `headroom` + `admitted_bytes`.
-uint64_t reuse_budget(uint64_t setting, uint64_t headroom, uint64_t admitted_bytes);
+// seven eighths of `page_cache_room` (~0: no limit known).
+uint64_t reuse_budget(uint64_t setting, uint64_t page_cache_room);
 
 // The coarse clock of the history: seconds since boot, plus one (0 is "never").
 uint32_t reuse_clock();

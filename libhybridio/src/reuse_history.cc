@@ -71,8 +71,8 @@ uint64_t reuse_extent_mask(uint64_t size, uint64_t offset, uint64_t length) {
   return hio_reuse_extent_mask(size, offset, length);
 }
 
-bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t reread_bytes) {
-  return hio_reuse_admits(key, extent, budget, reread_bytes);
+bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t read_bytes) {
+  return hio_reuse_admits(key, extent, budget, read_bytes);
 }
 
 uint64_t ReuseHistory::table_bytes() {
@@ -249,10 +249,24 @@ ReuseTotals ReuseHistory::totals(uint32_t now, uint32_t window) const {
       if ((mask >> ((size ? size - 1 : 0) / extent)) & 1) b -= extent * (((size - 1) / extent) + 1) - size;
       return b;
     };
-    t.reread_bytes += bytes(load(&e[i].reread));
-    t.admitted_bytes += bytes(load(&e[i].admitted));
+    const uint64_t reread = load(&e[i].reread), admitted = load(&e[i].admitted);
+    t.read_bytes += bytes(load(&e[i].read) | reread | admitted);
+    t.reread_bytes += bytes(reread);
+    t.admitted_bytes += bytes(admitted);
   }
   return t;
+}
+
+void ReuseHistory::forget() {
+  Entry* e = entries();
+  // The key last: a reader that still matches it sees empty bitmaps.
+  for (uint32_t i = 0; i < kEntries; ++i) {
+    store(&e[i].read, uint64_t{0});
+    store(&e[i].reread, uint64_t{0});
+    store(&e[i].admitted, uint64_t{0});
+    store(&e[i].last, uint32_t{0});
+    store(&e[i].key, uint64_t{0});
+  }
 }
 
 uint32_t ReuseHistory::used_entries() const {

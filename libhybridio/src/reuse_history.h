@@ -17,11 +17,13 @@
 //
 // Admission (reuse_admits()).  A read is re-use when every extent it
 // touches was read off the cache before, within the window.  It is
-// admitted when the re-read data fits the budget, or else when a hash of
-// (file, extent of its first byte) falls below budget / re-read bytes: a
-// stable subset - the same extents every epoch, and a smaller budget
-// admits a subset of what a larger one did - so the hit rate approaches
-// budget / dataset without LRU churn.  Data read once is never admitted.
+// admitted when all the data read within the window fits the budget, or
+// else when a hash of (file, extent of its first byte) falls below
+// budget / bytes read: a stable subset - the same extents every epoch from
+// the first re-read on, and a smaller budget admits a subset of what a
+// larger one did - so the hit rate approaches budget / dataset without LRU
+// churn.  Data read once is never admitted, but counts in the bytes read
+// while it is within the window.
 //
 // Concurrency and crashes.  Fields are lone 64/32-bit atomics on the
 // MAP_SHARED mapping (forked children share it); no locks, and no
@@ -67,7 +69,8 @@ struct ReuseVerdict {
 
 // Sums over the entries read within the window.
 struct ReuseTotals {
-  uint64_t reread_bytes = 0;    // data read off the cache again, or admitted
+  uint64_t read_bytes = 0;      // data read off the cache, once or more, or admitted
+  uint64_t reread_bytes = 0;    // of which read off the cache again, or admitted
   uint64_t admitted_bytes = 0;  // of which admitted
 };
 
@@ -104,6 +107,9 @@ class ReuseHistory {
 
   ReuseTotals totals(uint32_t now, uint32_t window) const;
 
+  // Empties every entry (every process sharing the table sees it empty).
+  void forget();
+
   // Slots in use (tests: bounded under a flood).
   uint32_t used_entries() const;
 
@@ -116,8 +122,8 @@ class ReuseHistory {
 };
 
 // The admission: true when the extent `extent` of file `key` is in the
-// stable subset that fits `budget` bytes of `reread_bytes` re-read data.
-bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t reread_bytes);
+// stable subset that fits `budget` bytes of `read_bytes` recently read.
+bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t read_bytes);
 
 // The extent size of a file of `size` bytes and the bitmap of the extents
 // [offset, offset + length) touches (clamped to the size).

@@ -49,7 +49,7 @@ class ReuseHistoryTest : public ::testing::Test {
   bool read_whole(const FileIdentity& id, uint32_t now, uint64_t budget) {
     const ReuseVerdict v = h_->lookup(id, 0, id.size, now, kWindow);
     bool admit = false;
-    if (v.reread) admit = reuse_admits(id.key, v.first_extent, budget, h_->totals(now, kWindow).reread_bytes);
+    if (v.reread) admit = reuse_admits(id.key, v.first_extent, budget, h_->totals(now, kWindow).read_bytes);
     h_->record(id, 0, id.size, now, admit ? ReuseHistory::Outcome::kAdmitted : ReuseHistory::Outcome::kOffCache);
     return admit;
   }
@@ -118,6 +118,8 @@ TEST_F(ReuseHistoryTest, AStableSubsetWhenTheDataExceedsTheBudget) {
   }
   EXPECT_TRUE(admitted[1].empty()) << "the first epoch leaves the cache";
   EXPECT_EQ(h_->totals(now, kWindow).reread_bytes, dataset);
+  EXPECT_EQ(h_->totals(now, kWindow).read_bytes, dataset);
+  EXPECT_EQ(admitted[2], admitted[3]) << "the same files from the first re-read on";
   EXPECT_EQ(admitted[3], admitted[4]) << "the same files epoch after epoch";
   const double fraction = static_cast<double>(admitted[4].size()) / kFiles;
   EXPECT_NEAR(fraction, 0.25, 0.06) << "close to budget / dataset";
@@ -272,13 +274,24 @@ TEST_F(ReuseHistoryTest, RejectsATableThatIsNotOursOrNotWhole) {
   ASSERT_NE(h_, nullptr);
 }
 
-TEST(ReuseBudget, AutoIsThreeQuartersOfTheRoomAndWhatIsAdmitted) {
-  EXPECT_EQ(reuse_budget(0, 1ULL << 30, 0), 0u) << "off";
-  EXPECT_EQ(reuse_budget(64 * M, 1ULL << 30, 0), 64 * M) << "a size";
-  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, 800 * M, 0), 600 * M);
-  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, 600 * M, 200 * M), 600 * M)
-      << "what was admitted is part of the budget, not taken from it";
-  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, ~0ULL, 0), ~0ULL) << "no limit known";
+TEST_F(ReuseHistoryTest, ForgetEmptiesTheTableForEveryProcess) {
+  const FileIdentity f = file(3);
+  EXPECT_FALSE(read_whole(f, 100, 1ULL << 40));
+  EXPECT_TRUE(read_whole(f, 110, 1ULL << 40)) << "read again: admitted";
+  ReuseHistory* other = ReuseHistory::attach(dir_.c_str());  // another process's mapping
+  ASSERT_NE(other, nullptr);
+  other->forget();
+  ReuseHistory::detach(other);
+  EXPECT_EQ(h_->used_entries(), 0u);
+  EXPECT_EQ(h_->totals(120, kWindow).read_bytes, 0u);
+  EXPECT_FALSE(read_whole(f, 120, 1ULL << 40)) << "after forget: a first read";
+}
+
+TEST(ReuseBudget, AutoIsSevenEighthsOfTheRoomForPageCache) {
+  EXPECT_EQ(reuse_budget(0, 1ULL << 30), 0u) << "off";
+  EXPECT_EQ(reuse_budget(64 * M, 1ULL << 30), 64 * M) << "a size";
+  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, 800 * M), 700 * M);
+  EXPECT_EQ(reuse_budget(kReuseBudgetAuto, ~0ULL), ~0ULL) << "no limit known";
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 #include "calibration.hpp"
 #include "calibration_ratios.hpp"
 #include "config.hpp"
-#include "json.hpp"
 #include "output.hpp"
 #include "policy.hpp"
 #include "simulation.hpp"
 #include "units.hpp"
 
+#include <nlohmann/json.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -22,6 +22,41 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(hio_calibration, "hybridio-sim calibration from ben
 
 namespace hiosim {
 namespace {
+
+using nlohmann::json;
+
+// The member `key` of `j`, or null when `j` is not an object or lacks it.
+const json& member(const json& j, const char* key)
+{
+  static const json null;
+  return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+// A number member, 0 when missing or not a number (reports write null for a value never measured).
+double number_at(const json& j, const char* key)
+{
+  const json& v = member(j, key);
+  return v.is_number() ? v.get<double>() : 0;
+}
+
+// A string member, "" when missing or not a string.
+std::string text_at(const json& j, const char* key)
+{
+  const json& v = member(j, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+json read_json_file(const std::string& path)
+{
+  std::ifstream in(path);
+  if (not in)
+    throw std::runtime_error("cannot open '" + path + "'");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
 
 // Weighted least squares y = a + b x with weights 1/y^2: minimises relative error.
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y)
@@ -61,70 +96,64 @@ std::vector<const BenchPoint*> select(const std::vector<BenchPoint>& pts, const 
 
 BenchFile read_bench_json(const std::string& path, const std::string& stat)
 {
-  Json doc = read_json_file(path);
+  const json doc = read_json_file(path);
   BenchFile bf;
-  if (not doc.has("schema") || doc.at("schema").s != "hybridio-bench/1")
+  if (text_at(doc, "schema") != "hybridio-bench/1")
     throw std::runtime_error(path + ": field 'schema' must be \"hybridio-bench/1\"");
-  if (doc.has("machine") && doc.at("machine").has("file_bytes"))
-    bf.file_bytes = doc.at("machine").at("file_bytes").n;
-  if (doc.has("machine") && doc.at("machine").has("filesystem") &&
-      doc.at("machine").at("filesystem").has("read_ahead_kb"))
-    bf.readahead = doc.at("machine").at("filesystem").at("read_ahead_kb").n * 1024;
-  const Json& res = doc.at("results");
-  if (res.type != Json::Type::Array || res.a.empty())
+  const json& machine = member(doc, "machine");
+  bf.file_bytes = number_at(machine, "file_bytes");
+  bf.readahead  = number_at(member(machine, "filesystem"), "read_ahead_kb") * 1024;
+  const json& res = member(doc, "results");
+  if (not res.is_array() || res.empty())
     throw std::runtime_error(path + ": field 'results' must be a non-empty array");
-  for (size_t i = 0; i < res.a.size(); i++) {
-    const Json& r = res.a[i];
+  for (size_t i = 0; i < res.size(); i++) {
+    const json& r = res[i];
     std::string where = path + ": results[" + std::to_string(i) + "]";
-    auto need = [&](const char* key, Json::Type t) -> const Json& {
-      if (not r.has(key) || r.at(key).type != t)
+    auto need = [&](const char* key, json::value_t t) -> const json& {
+      const json& v = member(r, key);
+      if (v.type() != t && not(t == json::value_t::number_float && v.is_number()))
         throw std::runtime_error(where + ": field '" + key + "' missing or of the wrong type");
-      return r.at(key);
+      return v;
     };
     BenchPoint p;
-    p.rw     = need("rw", Json::Type::String).s;
-    p.policy = need("policy", Json::Type::String).s;
-    p.bs     = need("bs_bytes", Json::Type::Number).n;
-    p.gbps   = need("gbps_median", Json::Type::Number).n;
+    p.rw     = need("rw", json::value_t::string).get<std::string>();
+    p.policy = need("policy", json::value_t::string).get<std::string>();
+    p.bs     = need("bs_bytes", json::value_t::number_float).get<double>();
+    p.gbps   = need("gbps_median", json::value_t::number_float).get<double>();
     if (p.rw != "write" && p.rw != "read")
       throw std::runtime_error(where + ": field 'rw' must be \"write\" or \"read\"");
     if (p.policy != "buffered" && p.policy != "direct" && p.policy != "dontcache" && p.policy != "hybrid")
       throw std::runtime_error(where + ": field 'policy' must be buffered, direct, dontcache or hybrid");
-    if (r.has("gbps_min") && r.has("gbps_max"))
-      p.spread = (r.at("gbps_max").n - r.at("gbps_min").n) / p.gbps;
+    if (r.contains("gbps_min") && r.contains("gbps_max"))
+      p.spread = (number_at(r, "gbps_max") - number_at(r, "gbps_min")) / p.gbps;
     if (stat == "max")
-      p.gbps = need("gbps_max", Json::Type::Number).n;
-    if (r.has("runs") && r.at("runs").type == Json::Type::Array)
-      for (const Json& run : r.at("runs").a)
-        if (run.has("gbps") && run.at("gbps").type == Json::Type::Number && run.at("gbps").n > 0)
-          p.runs.push_back(run.at("gbps").n);
+      p.gbps = need("gbps_max", json::value_t::number_float).get<double>();
+    for (const json& run : member(r, "runs"))
+      if (number_at(run, "gbps") > 0)
+        p.runs.push_back(number_at(run, "gbps"));
     if (p.bs <= 0 || p.gbps <= 0)
       throw std::runtime_error(where + ": fields 'bs_bytes' and 'gbps_median' must be positive");
-    if (r.has("counters") && r.at("counters").has("bytes")) {
-      const Json& by = r.at("counters").at("bytes");
-      double d = by.has("direct") ? by.at("direct").n : 0, all = d;
-      for (const char* k : {"buffered", "dontcache"})
-        all += by.has(k) ? by.at(k).n : 0;
-      if (all > 0) {
-        p.direct_share   = d / all;
-        p.uncached_share = (by.has("dontcache") ? by.at("dontcache").n : 0) / all;
-      }
+    const json& counters = member(r, "counters");
+    const json& by       = member(counters, "bytes");
+    double d = number_at(by, "direct"), all = d;
+    for (const char* k : {"buffered", "dontcache"})
+      all += number_at(by, k);
+    if (all > 0) {
+      p.direct_share   = d / all;
+      p.uncached_share = number_at(by, "dontcache") / all;
     }
     bf.points.push_back(p);
     // The library's engine cut each direct request of this size into uring_chunks/uring_requests chunks.
-    if (r.has("counters") && r.at("counters").has("uring_requests") && r.at("counters").has("uring_chunks")) {
-      double reqs = r.at("counters").at("uring_requests").n, chunks = r.at("counters").at("uring_chunks").n;
-      if (reqs > 0 && chunks > reqs) {
-        double chunk = std::exp2(std::round(std::log2(p.bs * reqs / chunks)));
-        bf.direct_chunk = bf.direct_chunk > 0 ? std::min(bf.direct_chunk, chunk) : chunk;
-        int depth = 8; // HYBRIDIO_QUEUE_DEPTH's default, kept when the job's iodepth is 0
-        if (r.has("job") && doc.has("jobs"))
-          for (const Json& j : doc.at("jobs").a)
-            if (j.has("name") && j.at("name").s == r.at("job").s && j.has("settings") &&
-                j.at("settings").has("iodepth") && j.at("settings").at("iodepth").n > 0)
-              depth = static_cast<int>(j.at("settings").at("iodepth").n);
-        bf.direct_queue_depth = std::max(bf.direct_queue_depth, depth);
-      }
+    double reqs = number_at(counters, "uring_requests"), chunks = number_at(counters, "uring_chunks");
+    if (reqs > 0 && chunks > reqs) {
+      double chunk = std::exp2(std::round(std::log2(p.bs * reqs / chunks)));
+      bf.direct_chunk = bf.direct_chunk > 0 ? std::min(bf.direct_chunk, chunk) : chunk;
+      int depth = 8; // HYBRIDIO_QUEUE_DEPTH's default, kept when the job's iodepth is 0
+      if (r.contains("job"))
+        for (const json& j : member(doc, "jobs"))
+          if (j.contains("name") && j["name"] == r["job"] && number_at(member(j, "settings"), "iodepth") > 0)
+            depth = static_cast<int>(number_at(member(j, "settings"), "iodepth"));
+      bf.direct_queue_depth = std::max(bf.direct_queue_depth, depth);
     }
   }
   return bf;

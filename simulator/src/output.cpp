@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace hiosim {
@@ -35,30 +36,6 @@ std::string csv_field(const std::string& s)
 }
 
 } // namespace
-
-std::string json_escape(const std::string& s)
-{
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += strf("\\u%04x", c);
-        else
-          out += c;
-    }
-  }
-  return out;
-}
 
 void print_summary(std::ostream& os, const Params& p, const RunResult& rr)
 {
@@ -149,55 +126,74 @@ void write_csv(std::ostream& os, const Params& p, const RunResult& rr, const Fla
   }
 }
 
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
 // {"rule": share of the bytes, ...} over the policy core's rules that decided any bytes.
-std::string rule_shares(const double (&bytes)[HIO_RULE_COUNT])
+ojson rule_shares(const double (&bytes)[HIO_RULE_COUNT])
 {
   double all = 0;
   for (double b : bytes)
     all += b;
-  std::string out;
+  ojson out = ojson::object();
   for (int r = 0; r < HIO_RULE_COUNT; r++)
     if (bytes[r] > 0)
-      out += std::string(out.empty() ? "" : ", ") + "\"" + hio_rule_name(static_cast<hio_rule>(r)) + "\": " +
-             num(bytes[r] / all);
-  return "{" + out + "}";
+      out[hio_rule_name(static_cast<hio_rule>(r))] = bytes[r] / all;
+  return out;
 }
+
+} // namespace
 
 void write_json(std::ostream& os, const Params& p, const RunResult& rr, const FlagList& config)
 {
   (void)p;
-  os << "{\n  \"schema\": \"hybridio-sim/1\",\n  \"config\": {";
-  for (size_t i = 0; i < config.size(); i++)
-    os << (i ? ", " : "") << "\"" << json_escape(config[i].first) << "\": \"" << json_escape(config[i].second) << "\"";
-  os << "},\n  \"run\": {\"nodes\": " << rr.nodes << ", \"gpus\": " << rr.gpus
-     << ", \"peak_write_gbps\": " << num(rr.peak_write / 1e9) << ", \"peak_read_gbps\": " << num(rr.peak_read / 1e9)
-     << ", \"system_mtbf_s\": " << num(rr.system_mtbf) << ", \"wall_s\": " << num(rr.sim_wall_s);
-  if (rr.bench.empty())
-    os << ", \"preset\": \"" << json_escape(rr.plan.preset) << "\", \"params\": " << num(rr.plan.params)
-       << ", \"ckpt_bytes\": " << num(rr.plan.bytes, 15) << ", \"tp\": " << rr.plan.tp << ", \"pp\": " << rr.plan.pp
-       << ", \"dp\": " << rr.plan.dp << ", \"writers\": " << rr.plan.writers.size();
-  os << "},\n  \"results\": [";
-  bool first = true;
-  for (const auto& b : rr.bench) {
-    os << (first ? "\n" : ",\n") << "    {\"rw\": \"" << b.rw << "\", \"policy\": \"" << b.policy
-       << "\", \"bs_bytes\": " << num(b.bs, 12) << ", \"gbps\": " << num(b.gbps) << "}";
-    first = false;
+  ojson doc;
+  doc["schema"] = "hybridio-sim/1";
+  ojson& flags  = doc["config"] = ojson::object();
+  for (const auto& [name, value] : config)
+    flags[name] = value;
+  ojson& run = doc["run"] = {{"nodes", rr.nodes},
+                             {"gpus", rr.gpus},
+                             {"peak_write_gbps", rr.peak_write / 1e9},
+                             {"peak_read_gbps", rr.peak_read / 1e9},
+                             {"system_mtbf_s", rr.system_mtbf},
+                             {"wall_s", rr.sim_wall_s}};
+  if (rr.bench.empty()) {
+    run["preset"]     = rr.plan.preset;
+    run["params"]     = rr.plan.params;
+    run["ckpt_bytes"] = rr.plan.bytes;
+    run["tp"]         = rr.plan.tp;
+    run["pp"]         = rr.plan.pp;
+    run["dp"]         = rr.plan.dp;
+    run["writers"]    = rr.plan.writers.size();
   }
+  ojson& results = doc["results"] = ojson::array();
+  for (const auto& b : rr.bench)
+    results.push_back({{"rw", b.rw}, {"policy", b.policy}, {"bs_bytes", b.bs}, {"gbps", b.gbps}});
   for (const auto& r : rr.policies) {
     const auto& t = r.training;
-    os << (first ? "\n" : ",\n") << "    {\"policy\": \"" << r.policy << "\", \"write_s\": " << num(r.write_s)
-       << ", \"durable_s\": " << num(r.durable_s) << ", \"restore_s\": " << num(r.restore_s)
-       << ", \"write_gbps\": " << num(r.write_gbps) << ", \"read_gbps\": " << num(r.read_gbps)
-       << ", \"frac_peak\": " << num(r.frac_peak) << ", \"direct_share\": " << num(r.direct_share)
-       << ", \"write_rules\": " << rule_shares(r.write_rule_bytes)
-       << ", \"read_rules\": " << rule_shares(r.read_rule_bytes)
-       << ", \"training\": {\"wall_s\": " << num(t.wall) << ", \"goodput\": " << num(t.goodput, 8)
-       << ", \"failures\": " << num(t.failures) << ", \"gpu_h_ckpt\": " << num(t.gpu_h_ckpt)
-       << ", \"gpu_h_rework\": " << num(t.gpu_h_rework) << ", \"gpu_h_recover\": " << num(t.gpu_h_recover)
-       << ", \"young_s\": " << num(t.young) << ", \"daly_s\": " << num(t.daly) << "}}";
-    first = false;
+    results.push_back({{"policy", r.policy},
+                       {"write_s", r.write_s},
+                       {"durable_s", r.durable_s},
+                       {"restore_s", r.restore_s},
+                       {"write_gbps", r.write_gbps},
+                       {"read_gbps", r.read_gbps},
+                       {"frac_peak", r.frac_peak},
+                       {"direct_share", r.direct_share},
+                       {"write_rules", rule_shares(r.write_rule_bytes)},
+                       {"read_rules", rule_shares(r.read_rule_bytes)},
+                       {"training",
+                        {{"wall_s", t.wall},
+                         {"goodput", t.goodput},
+                         {"failures", t.failures},
+                         {"gpu_h_ckpt", t.gpu_h_ckpt},
+                         {"gpu_h_rework", t.gpu_h_rework},
+                         {"gpu_h_recover", t.gpu_h_recover},
+                         {"young_s", t.young},
+                         {"daly_s", t.daly}}}});
   }
-  os << "\n  ]\n}\n";
+  os << doc.dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
 }
 
 } // namespace hiosim

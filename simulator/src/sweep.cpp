@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -248,15 +249,18 @@ void merge_results(const std::string& dir_name)
         csv << p.stem().string() << "," << line << "\n";
     }
   }
-  std::ofstream js(dir / "results.json");
-  js << "{\"schema\": \"hybridio-sim-sweep/1\", \"runs\": [\n";
-  for (size_t i = 0; i < jsons.size(); i++) {
-    std::string body = read_file(jsons[i]);
-    while (not body.empty() && (body.back() == '\n' || body.back() == ' '))
-      body.pop_back();
-    js << (i ? ",\n" : "") << "{\"run\": \"" << jsons[i].stem().string() << "\", \"output\": " << body << "}";
+  nlohmann::ordered_json merged = {{"schema", "hybridio-sim-sweep/1"}, {"runs", nlohmann::ordered_json::array()}};
+  for (const auto& p : jsons) {
+    nlohmann::ordered_json output;
+    try {
+      output = nlohmann::ordered_json::parse(read_file(p));
+    } catch (const nlohmann::ordered_json::parse_error& e) {
+      throw std::runtime_error("'" + p.string() + "' is not JSON: " + e.what());
+    }
+    merged["runs"].push_back({{"run", p.stem().string()}, {"output", std::move(output)}});
   }
-  js << "\n]}\n";
+  std::ofstream(dir / "results.json") << merged.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                                      << "\n";
   std::cout << "merged " << csvs.size() << " runs into " << (dir / "results.csv").string() << " and "
             << (dir / "results.json").string() << "\n";
 }

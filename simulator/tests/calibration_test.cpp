@@ -50,6 +50,26 @@ TEST(Calibration, ReaderNamesTheBadField)
   EXPECT_THROW(read_bench_json(truncated), std::runtime_error);
 }
 
+TEST(Calibration, ReaderDecodesEscapesAndNonAsciiText)
+{
+  // A result finds its job by name: the name is escaped one way in "results" (\u escapes, a
+  // surrogate pair for U+1F600) and written as UTF-8 in "jobs"; the job's iodepth reaches the
+  // fit only when both decode to the same text. The policy is spelled with an escape too.
+  auto path = write_tmp(R"({"schema": "hybridio-bench/1",
+    "machine": {"hostname": "h\n\"\\\u0001", "file_bytes": 8388608},
+    "jobs": [{"name": "j\n\"1\"\\ é中😀", "settings": {"iodepth": 4}}],
+    "results": [{"job": "j\n\"1\"\\ \u00e9\u4e2d\ud83d\ude00", "rw": "write", "policy": "\u0068ybrid",
+                 "bs_bytes": 8388608, "gbps_median": 2.0, "gbps_min": null,
+                 "notes": ["\u0001"], "counters": {"bytes": {"direct": 3, "buffered": 1},
+                 "uring_requests": 1, "uring_chunks": 8}}]})");
+  BenchFile bf = read_bench_json(path);
+  ASSERT_EQ(bf.points.size(), 1u);
+  EXPECT_EQ(bf.points[0].policy, "hybrid");
+  EXPECT_EQ(bf.points[0].direct_share, 0.75);
+  EXPECT_EQ(bf.direct_chunk, 1048576);
+  EXPECT_EQ(bf.direct_queue_depth, 4) << "the job's name did not decode to the same text in both places";
+}
+
 TEST(Calibration, FitRecoversSyntheticParameters)
 {
   const double lat = 40e-6, bw = 3e9, cost = 2e-6, per_byte = 1 / 5e9 + 1 / 3e9;

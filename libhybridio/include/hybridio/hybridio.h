@@ -175,6 +175,13 @@ HIO_API void hio_stats_reset(void);
 HIO_API int hio_stats_write_json(const char *path);
 
 /*
+ * Forgets the re-use history (docs/policy.md, "Re-use") that the calling
+ * user's processes share: every later read is judged as a first read.
+ * 0, or a negative errno value (-ENOENT: no history is kept).
+ */
+HIO_API int hio_reuse_forget(void);
+
+/*
  * The engine's settings: how large direct requests are executed (not where
  * they go: that is the policy).
  */

@@ -567,10 +567,11 @@ static inline hio_u64 hio_policy_smallest_offcache(const struct hio_policy_confi
  * A file of `size` bytes is cut into HIO_REUSE_EXTENTS extents of
  * hio_reuse_extent_bytes(size): max(size / 64, 1 MiB) rounded up to a power
  * of two.  A read is re-use when every extent it touches was read off the
- * cache within the window; it is admitted when the re-read data fits the
- * budget, or else when a hash of (file key, extent of its first byte) falls
- * below budget / re-read bytes: a stable subset, the same extents every
- * epoch, and a smaller budget admits a subset of what a larger one did.
+ * cache within the window; it is admitted when all the data read within the
+ * window fits the budget, or else when a hash of (file key, extent of its
+ * first byte) falls below budget / bytes read: a stable subset, the same
+ * extents every epoch, and a smaller budget admits a subset of what a
+ * larger one did.
  */
 #define HIO_REUSE_EXTENTS 64u
 #define HIO_REUSE_MIN_EXTENT ((hio_u64)1 << 20)
@@ -617,28 +618,30 @@ static inline hio_u64 hio_reuse_extent_mask(hio_u64 size, hio_u64 offset, hio_u6
 
 /*
  * Is extent `extent` of file `key` in the subset that fits `budget` bytes
- * of `reread_bytes` re-read data?  hash < budget * 2^64 / reread_bytes,
- * computed without a division: (hash + 1) * reread_bytes <= budget * 2^64.
+ * of `read_bytes` read within the window?  hash < budget * 2^64 / read_bytes,
+ * computed without a division: (hash + 1) * read_bytes <= budget * 2^64.
  */
 static inline bool hio_reuse_admits(hio_u64 key, hio_u64 extent, hio_u64 budget,
-				    hio_u64 reread_bytes)
+				    hio_u64 read_bytes)
 {
 	hio_u64 hash;
 
 	if (budget == 0)
 		return false;
-	if (budget >= reread_bytes)
+	if (budget >= read_bytes)
 		return true;
 	hash = hio_mix64(key ^ hio_mix64(extent + 0x9e3779b97f4a7c15ULL));
-	return ((hio_u128)hash + 1) * reread_bytes <= (hio_u128)budget << 64;
+	return ((hio_u128)hash + 1) * read_bytes <= (hio_u128)budget << 64;
 }
 
-/* The automatic budget: three quarters of the memory headroom plus what is admitted. */
-static inline hio_u64 hio_reuse_budget_auto(hio_u64 headroom, hio_u64 admitted_bytes)
+/*
+ * The automatic budget: seven eighths of the room for page cache (admitted
+ * data is page cache, so the budget does not shrink as it fills with it);
+ * an eighth is left for the program's own growth.
+ */
+static inline hio_u64 hio_reuse_budget_auto(hio_u64 page_cache_room)
 {
-	hio_u64 room = headroom + admitted_bytes < headroom ? ~(hio_u64)0 : headroom + admitted_bytes;
-
-	return room / 4 * 3;
+	return page_cache_room / 8 * 7;
 }
 
 #ifdef __cplusplus
