@@ -28,7 +28,8 @@
 #include "hybridfs.h"
 
 /* Per-call flags taken from the caller's kiocb rather than the lower file. */
-#define HFS_IOCB_PASS (IOCB_APPEND | IOCB_DSYNC | IOCB_SYNC | IOCB_NOWAIT | IOCB_DIRECT)
+#define HFS_IOCB_PASS (IOCB_APPEND | IOCB_DSYNC | IOCB_SYNC | IOCB_NOWAIT | IOCB_DIRECT | \
+		       HFS_IOCB_DONTCACHE)
 
 int hfs_open_lower(struct inode *inode, struct file *file)
 {
@@ -102,7 +103,9 @@ static s64 hfs_count_pages(struct address_space *mapping, loff_t start, loff_t e
 				n += folio_nr_pages(folio);
 				if (need_resched()) {
 					xas_pause(&xas);
-					cond_resched_rcu();
+					rcu_read_unlock();
+					cond_resched();
+					rcu_read_lock();
 				}
 			}
 		} else {
@@ -112,7 +115,9 @@ static s64 hfs_count_pages(struct address_space *mapping, loff_t start, loff_t e
 				n += folio_nr_pages(folio);
 				if (need_resched()) {
 					xas_pause(&xas);
-					cond_resched_rcu();
+					rcu_read_unlock();
+					cond_resched();
+					rcu_read_lock();
 				}
 			}
 		}
@@ -127,8 +132,40 @@ static unsigned long hfs_iter_addr(const struct iov_iter *iter)
 	if (iter_is_ubuf(iter))
 		return (unsigned long)iter->ubuf + iter->iov_offset;
 	if (iter_is_iovec(iter) && iter->nr_segs)
-		return (unsigned long)iter->iov->iov_base + iter->iov_offset;
+		return (unsigned long)hfs_iter_iov(iter)->iov_base + iter->iov_offset;
 	return 0;
+}
+
+/*
+ * Is every segment of a user-memory iterator aligned: its address to
+ * @addr_mask + 1 and its length to @len_mask + 1?  (The kernel's own
+ * iov_iter_is_aligned() is gone from newer kernels.)  A segment that the
+ * iterator's count cuts short must be aligned whole: 7.3's direct I/O path
+ * refuses (-EINVAL) an iovec whose last segment is misaligned past the count.
+ */
+static bool hfs_iter_aligned(const struct iov_iter *iter, unsigned long addr_mask,
+			     size_t len_mask)
+{
+	const struct iovec *iov;
+	size_t left = iov_iter_count(iter), skip = iter->iov_offset;
+	unsigned long i;
+
+	if (iter_is_ubuf(iter))
+		return !(((unsigned long)iter->ubuf + skip) & addr_mask) && !(left & len_mask);
+	if (!iter_is_iovec(iter))
+		return false;
+	iov = hfs_iter_iov(iter);
+	for (i = 0; i < iter->nr_segs && left; i++, skip = 0) {
+		size_t len = min(iov[i].iov_len - skip, left);
+
+		if (!len)
+			continue;
+		if ((((unsigned long)iov[i].iov_base + skip) & addr_mask) ||
+		    ((iov[i].iov_len - skip) & len_mask))
+			return false;
+		left -= len;
+	}
+	return true;
 }
 
 /* Describe one request to the policy core, without the cache state. */
@@ -169,6 +206,11 @@ static void hfs_fill_request(struct kiocb *iocb, struct iov_iter *iter,
 		r->file_flags |= HIO_FILE_NO_DIRECT;
 	if (iocb->ki_flags & IOCB_DIRECT)
 		r->file_flags |= HIO_FILE_CALLER_DIRECT;
+	/*
+	 * As libhybridio does, decide as if the uncached path worked; where
+	 * the kernel or the lower fs lacks it, hfs_check_path() falls back.
+	 */
+	r->file_flags |= HIO_FILE_DONTCACHE_OK;
 }
 
 /*
@@ -198,15 +240,22 @@ static void hfs_decide(const struct hio_policy_config *cfg, struct file *lower,
 }
 
 /*
- * Can the decided direct plan be carried out on this iterator?  Returns
- * the path the body will take and counts the reason for any fallback.
+ * Can the decided plan be carried out on this iterator and lower file?
+ * Returns the path the body will take and counts the reason for any
+ * fallback.
  */
-static enum hio_path hfs_check_direct(struct hfs_sb_info *sbi, struct hfs_file_info *fi,
-				      const struct iov_iter *iter,
-				      const struct hio_decision *d)
+static enum hio_path hfs_check_path(struct hfs_sb_info *sbi, struct hfs_file_info *fi,
+				    const struct iov_iter *iter,
+				    const struct hio_decision *d)
 {
 	struct iov_iter body;
 
+	if (d->path == HIO_PATH_DONTCACHE) {
+		if (HFS_HAVE_DONTCACHE && hfs_file_dontcache_ok(fi->lower))
+			return HIO_PATH_DONTCACHE;
+		hfs_stats_fallback(sbi, HFS_FB_DONTCACHE);
+		return HIO_PATH_BUFFERED;
+	}
 	if (d->path != HIO_PATH_DIRECT)
 		return HIO_PATH_BUFFERED;
 	if (d->rule == HIO_RULE_CALLER_DIRECT)
@@ -222,7 +271,7 @@ static enum hio_path hfs_check_direct(struct hfs_sb_info *sbi, struct hfs_file_i
 	body = *iter;
 	iov_iter_advance(&body, d->head_len);
 	iov_iter_truncate(&body, d->body_len);
-	if (!iov_iter_is_aligned(&body, fi->dio_mem_align - 1, fi->dio_offset_align - 1)) {
+	if (!hfs_iter_aligned(&body, fi->dio_mem_align - 1, fi->dio_offset_align - 1)) {
 		hfs_stats_fallback(sbi, HFS_FB_MISALIGNED);
 		return HIO_PATH_BUFFERED;
 	}
@@ -230,11 +279,11 @@ static enum hio_path hfs_check_direct(struct hfs_sb_info *sbi, struct hfs_file_i
 }
 
 /*
- * Move up to @len bytes of @iter at *@pos through the lower file, direct or
- * buffered.  Advances @iter and *@pos by what was done.
+ * Move up to @len bytes of @iter at *@pos through the lower file on @path.
+ * Advances @iter and *@pos by what was done.
  */
 static ssize_t hfs_io_part(struct kiocb *iocb, struct iov_iter *iter, enum hio_op op,
-			   bool direct, size_t len, loff_t *pos)
+			   enum hio_path path, size_t len, loff_t *pos)
 {
 	struct file *file = iocb->ki_filp;
 	struct hfs_sb_info *sbi = HFS_SB(file_inode(file)->i_sb);
@@ -248,10 +297,17 @@ static ssize_t hfs_io_part(struct kiocb *iocb, struct iov_iter *iter, enum hio_o
 	init_sync_kiocb(&lk, lower);
 	lk.ki_flags &= ~HFS_IOCB_PASS;
 	lk.ki_flags |= iocb->ki_flags & HFS_IOCB_PASS;
-	if (direct)
+	if (path == HIO_PATH_DIRECT) {
 		lk.ki_flags |= IOCB_DIRECT;
-	else
+		lk.ki_flags &= ~HFS_IOCB_DONTCACHE;
+	} else {
 		lk.ki_flags &= ~IOCB_DIRECT;
+		if (path == HIO_PATH_DONTCACHE)
+			lk.ki_flags |= HFS_IOCB_DONTCACHE;
+		/* The caller's own RWF_DONTCACHE, where the lower fs has none. */
+		if (!hfs_file_dontcache_ok(lower))
+			lk.ki_flags &= ~HFS_IOCB_DONTCACHE;
+	}
 	lk.ki_pos = *pos;
 
 	iov_iter_truncate(iter, len);
@@ -263,7 +319,7 @@ static ssize_t hfs_io_part(struct kiocb *iocb, struct iov_iter *iter, enum hio_o
 
 	if (ret > 0) {
 		*pos = lk.ki_pos;
-		hfs_stats_bytes(sbi, op, direct ? HIO_PATH_DIRECT : HIO_PATH_BUFFERED, ret);
+		hfs_stats_bytes(sbi, op, path, ret);
 	} else if (ret < 0 && ret != -EAGAIN) {
 		atomic64_inc(&sbi->stats.errors);
 	}
@@ -285,41 +341,50 @@ static ssize_t hfs_rw_iter(struct kiocb *iocb, struct iov_iter *iter, enum hio_o
 	ssize_t ret, done = 0;
 	struct {
 		size_t len;
-		bool direct;
+		enum hio_path path;
 	} parts[3];
 	int i;
 
 	memcpy(&cfg, &sbi->cfg, sizeof(cfg));
+	if (op == HIO_OP_WRITE)
+		hfs_reuse_forget(inode);
 	hfs_fill_request(iocb, iter, op, &req);
 	hfs_decide(&cfg, fi->lower, &req, &d);
-	taken = hfs_check_direct(sbi, fi, iter, &d);
+	hfs_reuse_consult(inode, &cfg, &req, &d);
+	taken = hfs_check_path(sbi, fi, iter, &d);
 	hfs_stats_count(sbi, &d, op, taken, len);
 
 	if (taken != HIO_PATH_DIRECT || d.rule == HIO_RULE_CALLER_DIRECT) {
-		ret = hfs_io_part(iocb, iter, op, taken == HIO_PATH_DIRECT, len, &pos);
+		ret = hfs_io_part(iocb, iter, op, taken, len, &pos);
 		goto out;
 	}
 
 	if (d.split)
 		atomic64_inc(&sbi->stats.splits);
 	parts[0].len = d.head_len;
-	parts[0].direct = false;
+	parts[0].path = HIO_PATH_BUFFERED;
 	parts[1].len = d.body_len;
-	parts[1].direct = true;
+	parts[1].path = HIO_PATH_DIRECT;
 	parts[2].len = len; /* the rest, whatever the tail became */
-	parts[2].direct = false;
+	parts[2].path = HIO_PATH_BUFFERED;
 	ret = 0;
 	for (i = 0; i < 3 && iov_iter_count(iter); i++) {
 		size_t want = min(parts[i].len, iov_iter_count(iter));
-		size_t before = iov_iter_count(iter);
+		struct iov_iter before;
 
 		if (!want)
 			continue;
-		ret = hfs_io_part(iocb, iter, op, parts[i].direct, want, &pos);
-		if (ret == -EINVAL && parts[i].direct && iov_iter_count(iter) == before) {
-			/* The lower fs refused this direct I/O: do it buffered. */
+		before = *iter;
+		ret = hfs_io_part(iocb, iter, op, parts[i].path, want, &pos);
+		if (ret == -EINVAL && parts[i].path == HIO_PATH_DIRECT) {
+			/*
+			 * The lower fs refused this direct I/O: do it buffered,
+			 * from where it started (a refusal may have advanced
+			 * the iterator, as 7.3's does).
+			 */
+			*iter = before;
 			hfs_stats_fallback(sbi, HFS_FB_EINVAL);
-			ret = hfs_io_part(iocb, iter, op, false, want, &pos);
+			ret = hfs_io_part(iocb, iter, op, HIO_PATH_BUFFERED, want, &pos);
 		}
 		if (ret <= 0)
 			break;
@@ -370,7 +435,10 @@ int hfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 
 static long hfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 {
-	long err = hfs_lower_fallocate(hfs_lower_file(file), mode, offset, len);
+	long err;
+
+	hfs_reuse_forget(file_inode(file));
+	err = hfs_lower_fallocate(hfs_lower_file(file), mode, offset, len);
 
 	hfs_copy_attr(file_inode(file));
 	return err;
@@ -386,7 +454,7 @@ static int hfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct file *lower = hfs_lower_file(file);
 
-	if (!lower->f_op->mmap)
+	if (!hfs_file_can_mmap(lower))
 		return -ENODEV;
 	if (file != vma->vm_file)
 		return -EIO;
@@ -399,6 +467,7 @@ static int hfs_flush(struct file *file, fl_owner_t id)
 }
 
 const struct file_operations hfs_file_fops = {
+	HFS_FOP_DONTCACHE_FLAGS
 	.open = hfs_open_lower,
 	.release = hfs_release,
 	.flush = hfs_flush,
@@ -409,6 +478,6 @@ const struct file_operations hfs_file_fops = {
 	.fallocate = hfs_fallocate,
 	.fadvise = hfs_fadvise,
 	.mmap = hfs_mmap,
-	.splice_read = generic_file_splice_read,
+	.splice_read = hfs_splice_read,
 	.splice_write = iter_file_splice_write,
 };

@@ -32,6 +32,8 @@
 
 #include <hybridio/policy.h>
 
+#include "compat.h"
+
 #define HYBRIDFS_NAME  "hybridfs"
 #define HYBRIDFS_MAGIC 0x48594246 /* "HYBF" */
 
@@ -41,6 +43,8 @@ enum hfs_fallback {
 	HFS_FB_BOUNCE,     /* direct planned, but the buffer needs a bounce copy */
 	HFS_FB_MISALIGNED, /* direct planned, but iovec segments are misaligned */
 	HFS_FB_EINVAL,     /* the lower fs refused the direct I/O with EINVAL */
+	HFS_FB_DONTCACHE,  /* uncached planned, but the kernel or the lower fs has no
+			    * IOCB_DONTCACHE: buffered */
 	HFS_FB_COUNT
 };
 
@@ -52,12 +56,32 @@ struct hfs_stats {
 	atomic64_t fallbacks[HFS_FB_COUNT];
 	atomic64_t splits;                      /* head/tail buffered, body direct */
 	atomic64_t errors;                      /* lower I/O returned an error */
+	atomic64_t reuse_admitted_reads;        /* re-read data sent through the cache */
+	atomic64_t reuse_admitted_bytes;
+	atomic64_t reuse_hit_reads;             /* later reads of it found cached */
+	atomic64_t reuse_hit_bytes;
+};
+
+/*
+ * The re-use history of one inode (reuse.c): extents of the file read off
+ * the page cache recently (hio_reuse_extent_mask() bitmaps), the input of
+ * the policy's reuse rule (HIO_FILE_REUSE).  Reset when the file is
+ * written, truncated or changed below hybridfs (its size moved).
+ */
+struct hfs_reuse {
+	spinlock_t lock;
+	u64 size;     /* the file size the extents were cut from */
+	u64 read;     /* extents read off the cache, or admitted */
+	u64 admitted; /* extents the rule admitted to the cache */
+	u32 last;     /* coarse clock of the last read recorded, 0 = none */
 };
 
 struct hfs_sb_info {
 	struct path lower_root;           /* the lower directory mounted over */
 	struct hio_policy_config cfg;     /* live tunables (READ_ONCE fields) */
 	struct hfs_stats stats;
+	atomic64_t reuse_read_bytes;      /* data of the mount's histories: what
+					   * the re-use budget is shared by */
 	struct kobject kobj;              /* /sys/fs/hybridfs/<major:minor> */
 	struct completion kobj_released;
 	bool kobj_added;
@@ -65,6 +89,7 @@ struct hfs_sb_info {
 
 struct hfs_inode_info {
 	struct inode *lower;
+	struct hfs_reuse reuse;
 	struct inode vfs_inode;
 };
 
@@ -128,9 +153,9 @@ static inline struct dentry *hfs_lower_dentry(const struct dentry *dentry)
 	return HFS_D(dentry)->lower.dentry;
 }
 
-static inline struct user_namespace *hfs_lower_userns(const struct super_block *sb)
+static inline hfs_idmap_t *hfs_lower_idmap(const struct super_block *sb)
 {
-	return mnt_user_ns(HFS_SB(sb)->lower_root.mnt);
+	return hfs_mnt_idmap(HFS_SB(sb)->lower_root.mnt);
 }
 
 /* super.c */
@@ -175,10 +200,10 @@ void hfs_default_config(struct hio_policy_config *cfg);
 /* inode.c */
 struct inode *hfs_iget(struct super_block *sb, struct inode *lower);
 void hfs_copy_attr(struct inode *inode);
-int hfs_permission(struct user_namespace *userns, struct inode *inode, int mask);
-int hfs_getattr(struct user_namespace *userns, const struct path *path,
+int hfs_permission(hfs_idmap_t *idmap, struct inode *inode, int mask);
+int hfs_getattr(hfs_idmap_t *idmap, const struct path *path,
 		struct kstat *stat, u32 request_mask, unsigned int flags);
-int hfs_setattr(struct user_namespace *userns, struct dentry *dentry,
+int hfs_setattr(hfs_idmap_t *idmap, struct dentry *dentry,
 		struct iattr *ia);
 extern const struct inode_operations hfs_file_iops;
 extern const struct inode_operations hfs_symlink_iops;
@@ -196,6 +221,13 @@ int hfs_release(struct inode *inode, struct file *file);
 loff_t hfs_llseek(struct file *file, loff_t offset, int whence);
 int hfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 extern const struct file_operations hfs_file_fops;
+
+/* reuse.c */
+extern unsigned int hfs_reuse_window;
+void hfs_reuse_init(struct hfs_reuse *h);
+void hfs_reuse_forget(struct inode *inode);
+void hfs_reuse_consult(struct inode *inode, const struct hio_policy_config *cfg,
+		       struct hio_request *r, struct hio_decision *d);
 
 /* dir.c */
 extern const struct file_operations hfs_dir_fops;

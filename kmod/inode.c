@@ -46,7 +46,7 @@ struct inode *hfs_iget(struct super_block *sb, struct inode *lower)
 		iput(lower);
 		return ERR_PTR(-ENOMEM);
 	}
-	if (!(inode->i_state & I_NEW)) {
+	if (!hfs_inode_is_new(inode)) {
 		/* Already built: it holds its own reference to @lower. */
 		iput(lower);
 		return inode;
@@ -76,12 +76,12 @@ struct inode *hfs_iget(struct super_block *sb, struct inode *lower)
 	return inode;
 }
 
-int hfs_permission(struct user_namespace *userns, struct inode *inode, int mask)
+int hfs_permission(hfs_idmap_t *idmap, struct inode *inode, int mask)
 {
 	return hfs_lower_permission(inode->i_sb, hfs_lower_inode(inode), mask);
 }
 
-int hfs_getattr(struct user_namespace *userns, const struct path *path,
+int hfs_getattr(hfs_idmap_t *idmap, const struct path *path,
 		struct kstat *stat, u32 request_mask, unsigned int flags)
 {
 	struct dentry *dentry = path->dentry;
@@ -99,7 +99,7 @@ int hfs_getattr(struct user_namespace *userns, const struct path *path,
 	return 0;
 }
 
-int hfs_setattr(struct user_namespace *userns, struct dentry *dentry,
+int hfs_setattr(hfs_idmap_t *idmap, struct dentry *dentry,
 		struct iattr *ia)
 {
 	struct inode *inode = d_inode(dentry);
@@ -108,10 +108,12 @@ int hfs_setattr(struct user_namespace *userns, struct dentry *dentry,
 	int err;
 
 	/* Checked against our copy of the lower attributes, then again below. */
-	err = setattr_prepare(&init_user_ns, dentry, ia);
+	err = setattr_prepare(hfs_nop_idmap, dentry, ia);
 	if (err)
 		return err;
 
+	if (ia->ia_valid & ATTR_SIZE)
+		hfs_reuse_forget(inode);
 	lower_ia = *ia;
 	if (ia->ia_valid & ATTR_FILE)
 		lower_ia.ia_file = hfs_lower_file(ia->ia_file);

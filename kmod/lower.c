@@ -46,7 +46,7 @@ struct dentry *hfs_lower_lookup(struct dentry *lower_dir, const struct qstr *nam
 {
 	struct dentry *d;
 
-	d = lookup_one_len_unlocked(name->name, lower_dir, name->len);
+	d = hfs_lookup_noperm_unlocked(name, lower_dir);
 	pr_debug("lookup %pd/%.*s -> %ld\n", lower_dir, name->len, name->name,
 		 IS_ERR(d) ? PTR_ERR(d) : 0L);
 	return d;
@@ -96,7 +96,7 @@ int hfs_lower_create(struct super_block *sb, struct dentry *d, umode_t mode, boo
 		err = PTR_ERR(dir);
 		goto drop_write;
 	}
-	err = vfs_create(hfs_lower_userns(sb), d_inode(dir), d, mode, excl);
+	err = hfs_vfs_create(hfs_lower_idmap(sb), d_inode(dir), d, mode, excl);
 	hfs_unlock_parent(dir);
 drop_write:
 	mnt_drop_write(hfs_lower_mnt(sb));
@@ -118,7 +118,7 @@ int hfs_lower_mkdir(struct super_block *sb, struct dentry *d, umode_t mode)
 		err = PTR_ERR(dir);
 		goto drop_write;
 	}
-	err = vfs_mkdir(hfs_lower_userns(sb), d_inode(dir), d, mode);
+	err = hfs_vfs_mkdir(hfs_lower_idmap(sb), d_inode(dir), d, mode);
 	hfs_unlock_parent(dir);
 drop_write:
 	mnt_drop_write(hfs_lower_mnt(sb));
@@ -140,7 +140,7 @@ int hfs_lower_symlink(struct super_block *sb, struct dentry *d, const char *targ
 		err = PTR_ERR(dir);
 		goto drop_write;
 	}
-	err = vfs_symlink(hfs_lower_userns(sb), d_inode(dir), d, target);
+	err = hfs_vfs_symlink(hfs_lower_idmap(sb), d_inode(dir), d, target);
 	hfs_unlock_parent(dir);
 drop_write:
 	mnt_drop_write(hfs_lower_mnt(sb));
@@ -162,7 +162,7 @@ int hfs_lower_link(struct super_block *sb, struct dentry *old, struct dentry *ne
 		err = PTR_ERR(dir);
 		goto drop_write;
 	}
-	err = vfs_link(old, hfs_lower_userns(sb), d_inode(dir), new, NULL);
+	err = vfs_link(old, hfs_lower_idmap(sb), d_inode(dir), new, NULL);
 	hfs_unlock_parent(dir);
 drop_write:
 	mnt_drop_write(hfs_lower_mnt(sb));
@@ -185,7 +185,7 @@ int hfs_lower_unlink(struct super_block *sb, struct dentry *d)
 		err = PTR_ERR(dir);
 		goto put;
 	}
-	err = vfs_unlink(hfs_lower_userns(sb), d_inode(dir), d, NULL);
+	err = vfs_unlink(hfs_lower_idmap(sb), d_inode(dir), d, NULL);
 	hfs_unlock_parent(dir);
 put:
 	dput(d);
@@ -209,7 +209,7 @@ int hfs_lower_rmdir(struct super_block *sb, struct dentry *d)
 		err = PTR_ERR(dir);
 		goto put;
 	}
-	err = vfs_rmdir(hfs_lower_userns(sb), d_inode(dir), d);
+	err = hfs_vfs_rmdir(hfs_lower_idmap(sb), d_inode(dir), d);
 	hfs_unlock_parent(dir);
 put:
 	dput(d);
@@ -219,6 +219,37 @@ out:
 	return err;
 }
 
+#ifdef HFS_HAVE_START_RENAMING
+/*
+ * start_renaming_two_dentries() locks both parents and checks what the
+ * older branch below checks by hand (parentage, ancestry, -EEXIST).
+ */
+int hfs_lower_rename(struct super_block *sb, struct dentry *old, struct dentry *new,
+		     unsigned int flags)
+{
+	struct renamedata rd = {};
+	int err;
+
+	err = mnt_want_write(hfs_lower_mnt(sb));
+	if (err)
+		goto out;
+	rd.mnt_idmap = hfs_lower_idmap(sb);
+	rd.new_parent = dget_parent(new);
+	rd.flags = flags;
+	err = start_renaming_two_dentries(&rd, old, new);
+	if (!err) {
+		err = vfs_rename(&rd);
+		end_renaming(&rd);
+	} else if (err == -EINVAL && (d_unhashed(old) || d_unhashed(new))) {
+		err = -ESTALE;
+	}
+	dput(rd.new_parent);
+	mnt_drop_write(hfs_lower_mnt(sb));
+out:
+	pr_debug("rename %pd -> %pd flags %#x -> %d\n", old, new, flags, err);
+	return err;
+}
+#else
 int hfs_lower_rename(struct super_block *sb, struct dentry *old, struct dentry *new,
 		     unsigned int flags)
 {
@@ -243,10 +274,15 @@ int hfs_lower_rename(struct super_block *sb, struct dentry *old, struct dentry *
 	err = -ENOTEMPTY;
 	if (trap == new)
 		goto unlock;
-	rd.old_mnt_userns = hfs_lower_userns(sb);
+#ifdef HFS_HAVE_MNT_IDMAP
+	rd.old_mnt_idmap = hfs_lower_idmap(sb);
+	rd.new_mnt_idmap = hfs_lower_idmap(sb);
+#else
+	rd.old_mnt_userns = hfs_lower_idmap(sb);
+	rd.new_mnt_userns = hfs_lower_idmap(sb);
+#endif
 	rd.old_dir = d_inode(old_dir);
 	rd.old_dentry = old;
-	rd.new_mnt_userns = hfs_lower_userns(sb);
 	rd.new_dir = d_inode(new_dir);
 	rd.new_dentry = new;
 	rd.flags = flags;
@@ -260,6 +296,7 @@ out:
 	pr_debug("rename %pd -> %pd flags %#x -> %d\n", old, new, flags, err);
 	return err;
 }
+#endif
 
 int hfs_lower_setattr(struct super_block *sb, struct dentry *d, struct iattr *ia)
 {
@@ -270,7 +307,7 @@ int hfs_lower_setattr(struct super_block *sb, struct dentry *d, struct iattr *ia
 	if (err)
 		goto out;
 	inode_lock(inode);
-	err = notify_change(hfs_lower_userns(sb), d, ia, NULL);
+	err = notify_change(hfs_lower_idmap(sb), d, ia, NULL);
 	inode_unlock(inode);
 	mnt_drop_write(hfs_lower_mnt(sb));
 out:
@@ -289,7 +326,7 @@ const char *hfs_lower_get_link(struct dentry *lower, struct delayed_call *done)
 int hfs_lower_getattr(const struct path *lower, struct kstat *stat,
 		      u32 request_mask, unsigned int flags)
 {
-	int err = vfs_getattr(lower, stat, request_mask, flags);
+	int err = hfs_vfs_getattr(lower, stat, request_mask, flags);
 
 	pr_debug("getattr %pd -> %d\n", lower->dentry, err);
 	return err;
@@ -298,7 +335,7 @@ int hfs_lower_getattr(const struct path *lower, struct kstat *stat,
 int hfs_lower_permission(struct super_block *sb, struct inode *lower, int mask)
 {
 	/* No logging: called for every path component, also in RCU walk. */
-	return inode_permission(hfs_lower_userns(sb), lower, mask);
+	return inode_permission(hfs_lower_idmap(sb), lower, mask);
 }
 
 ssize_t hfs_lower_read(struct file *lower, struct kiocb *iocb, struct iov_iter *iter)
@@ -374,7 +411,7 @@ int hfs_lower_mmap(struct file *lower, struct vm_area_struct *vma)
 	int err;
 
 	vma_set_file(vma, lower);
-	err = call_mmap(lower, vma);
+	err = hfs_call_mmap(lower, vma);
 	pr_debug("mmap %pD -> %d\n", lower, err);
 	return err;
 }

@@ -28,7 +28,7 @@ int hfs_new_dentry_info(struct dentry *dentry, const struct path *lower)
 	return 0;
 }
 
-static int hfs_d_revalidate(struct dentry *dentry, unsigned int flags)
+static int hfs_d_revalidate(HFS_D_REVALIDATE_ARGS)
 {
 	struct hfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
 	struct dentry *lower;
@@ -51,7 +51,7 @@ static int hfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (lower->d_flags & DCACHE_OP_REVALIDATE) {
 		if (flags & LOOKUP_RCU)
 			return -ECHILD;
-		return lower->d_op->d_revalidate(lower, flags);
+		return hfs_call_d_revalidate(lower, flags);
 	}
 	return 1;
 }
@@ -127,14 +127,13 @@ static int hfs_instantiate(struct inode *dir, struct dentry *dentry,
 	return 0;
 }
 
-static int hfs_create(struct user_namespace *userns, struct inode *dir,
-		      struct dentry *dentry, umode_t mode, bool excl)
+static int hfs_create(HFS_IOP_CREATE_ARGS)
 {
 	struct path lower;
 	int err;
 
 	hfs_get_lower_path(dentry, &lower);
-	err = hfs_lower_create(dir->i_sb, lower.dentry, mode, excl);
+	err = hfs_lower_create(dir->i_sb, lower.dentry, mode, HFS_IOP_CREATE_EXCL);
 	if (err)
 		goto out;
 	err = hfs_instantiate(dir, dentry, lower.dentry);
@@ -143,8 +142,8 @@ out:
 	return err;
 }
 
-static int hfs_mkdir(struct user_namespace *userns, struct inode *dir,
-		     struct dentry *dentry, umode_t mode)
+static HFS_MKDIR_RET hfs_mkdir(hfs_idmap_t *idmap, struct inode *dir,
+				struct dentry *dentry, umode_t mode)
 {
 	struct path lower;
 	int err;
@@ -156,10 +155,10 @@ static int hfs_mkdir(struct user_namespace *userns, struct inode *dir,
 	err = hfs_instantiate(dir, dentry, lower.dentry);
 out:
 	path_put(&lower);
-	return err;
+	return hfs_mkdir_ret(err);
 }
 
-static int hfs_symlink(struct user_namespace *userns, struct inode *dir,
+static int hfs_symlink(hfs_idmap_t *idmap, struct inode *dir,
 		       struct dentry *dentry, const char *target)
 {
 	struct path lower;
@@ -227,7 +226,7 @@ static int hfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return hfs_remove(dir, dentry, true);
 }
 
-static int hfs_rename(struct user_namespace *userns, struct inode *old_dir,
+static int hfs_rename(hfs_idmap_t *idmap, struct inode *old_dir,
 		      struct dentry *old_dentry, struct inode *new_dir,
 		      struct dentry *new_dentry, unsigned int flags)
 {

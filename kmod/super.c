@@ -2,7 +2,7 @@
 /*
  * super.c - hybridfs module, mount (fs_context), tunables and super block.
  *
- *   mount -t hybridfs [-o policy=hybrid|buffered|direct,write_threshold=2M,...]
+ *   mount -t hybridfs [-o policy=hybrid|buffered|direct|dontcache,write_threshold=2M,...]
  *         /lower/dir /mnt/point
  *
  * Tunables are declared once, in HFS_SIZE_TUNABLES() (hybridfs.h; plus the
@@ -57,7 +57,7 @@ int hfs_parse_size(const char *s, u64 *out)
 int hfs_parse_policy(const char *s, enum hio_mode *out)
 {
 	static const enum hio_mode modes[] = {
-		HIO_MODE_HYBRID, HIO_MODE_BUFFERED, HIO_MODE_DIRECT
+		HIO_MODE_HYBRID, HIO_MODE_BUFFERED, HIO_MODE_DIRECT, HIO_MODE_DONTCACHE
 	};
 	int i;
 
@@ -145,7 +145,7 @@ static const struct kernel_param_ops hfs_policy_param_ops = {
 };
 
 module_param_cb(policy, &hfs_policy_param_ops, NULL, 0644);
-MODULE_PARM_DESC(policy, "default policy of new mounts: hybrid, buffered or direct");
+MODULE_PARM_DESC(policy, "default policy of new mounts: hybrid, buffered, direct or dontcache");
 #define HFS_SIZE_PARAM(_name, _desc)					\
 	module_param_cb(_name, &hfs_size_param_ops,			\
 			&hfs_mod_size[HFS_TUNABLE_##_name], 0644);	\
@@ -191,6 +191,7 @@ static struct inode *hfs_alloc_inode(struct super_block *sb)
 	if (!hi)
 		return NULL;
 	hi->lower = NULL;
+	hfs_reuse_init(&hi->reuse);
 	return &hi->vfs_inode;
 }
 
@@ -204,6 +205,7 @@ static void hfs_evict_inode(struct inode *inode)
 	struct inode *lower = hfs_lower_inode(inode);
 
 	truncate_inode_pages_final(&inode->i_data);
+	hfs_reuse_forget(inode);
 	clear_inode(inode);
 	if (lower) {
 		HFS_I(inode)->lower = NULL;
@@ -235,7 +237,7 @@ static const struct super_operations hfs_sops = {
 	.alloc_inode = hfs_alloc_inode,
 	.free_inode = hfs_free_inode,
 	.evict_inode = hfs_evict_inode,
-	.drop_inode = generic_delete_inode,
+	.drop_inode = hfs_drop_inode,
 	.statfs = hfs_statfs,
 	.show_options = hfs_show_options,
 };
@@ -272,7 +274,7 @@ static int hfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_time_gran = lower_sb->s_time_gran;
 	sb->s_magic = HYBRIDFS_MAGIC;
 	sb->s_op = &hfs_sops;
-	sb->s_d_op = &hfs_dops;
+	hfs_set_d_op(sb, &hfs_dops);
 
 	inode = hfs_iget(sb, d_inode(sbi->lower_root.dentry));
 	if (IS_ERR(inode))

@@ -6,9 +6,12 @@
  *
  *   stats          counters, one "name value" per line (see docs/kmod.md)
  *   reset_stats    write anything to zero the counters
- *   policy         hybrid | buffered | direct (read-write)
+ *   policy         hybrid | buffered | direct | dontcache (read-write)
  *   *_threshold    sizes in bytes, K/M/G accepted on write (read-write)
  *   lower          the lower directory as given to mount
+ *
+ * and /sys/fs/hybridfs/features: "dontcache" where the kernel has the
+ * uncached buffered path (IOCB_DONTCACHE), and "reuse".
  */
 #include <linux/fs.h>
 #include <linux/kobject.h>
@@ -21,7 +24,7 @@ static struct kset *hfs_kset;
 
 static const char *const hfs_op_names[2] = { "read", "write" };
 static const char *const hfs_fb_names[HFS_FB_COUNT] = {
-	"iter", "bounce", "misaligned", "einval"
+	"iter", "bounce", "misaligned", "einval", "dontcache"
 };
 
 void hfs_stats_count(struct hfs_sb_info *sbi, const struct hio_decision *d,
@@ -57,8 +60,7 @@ static ssize_t hfs_stats_show(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 	int op, path, r, n = 0;
 
 	for (op = 0; op < 2; op++) {
-		/* 6.1 has no RWF_DONTCACHE: only the buffered and direct paths exist. */
-		for (path = HIO_PATH_BUFFERED; path <= HIO_PATH_DIRECT; path++) {
+		for (path = HIO_PATH_BUFFERED; path < HIO_PATH_COUNT; path++) {
 			n += sysfs_emit_at(buf, n, "%s_%s_requests %lld\n", hfs_op_names[op],
 					   hio_path_name(path),
 					   atomic64_read(&s->requests[op][path]));
@@ -78,6 +80,12 @@ static ssize_t hfs_stats_show(struct hfs_sb_info *sbi, const struct hfs_attr *a,
 				   atomic64_read(&s->fallbacks[r]));
 	n += sysfs_emit_at(buf, n, "splits %lld\n", atomic64_read(&s->splits));
 	n += sysfs_emit_at(buf, n, "errors %lld\n", atomic64_read(&s->errors));
+	n += sysfs_emit_at(buf, n, "reuse_admitted_reads %lld\n",
+			   atomic64_read(&s->reuse_admitted_reads));
+	n += sysfs_emit_at(buf, n, "reuse_admitted_bytes %lld\n",
+			   atomic64_read(&s->reuse_admitted_bytes));
+	n += sysfs_emit_at(buf, n, "reuse_hit_reads %lld\n", atomic64_read(&s->reuse_hit_reads));
+	n += sysfs_emit_at(buf, n, "reuse_hit_bytes %lld\n", atomic64_read(&s->reuse_hit_bytes));
 	return n;
 }
 
@@ -232,13 +240,30 @@ void hfs_sysfs_del(struct super_block *sb)
 	sbi->kobj_added = false;
 }
 
+/* /sys/fs/hybridfs/features: what this build can do on this kernel. */
+static ssize_t hfs_features_show(struct kobject *kobj, struct kobj_attribute *attr,
+				 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", HFS_HAVE_DONTCACHE ? "dontcache reuse" : "reuse");
+}
+
+static struct kobj_attribute hfs_features_attr = __ATTR(features, 0444, hfs_features_show, NULL);
+
 int hfs_sysfs_init(void)
 {
+	int err;
+
 	hfs_kset = kset_create_and_add(HYBRIDFS_NAME, NULL, fs_kobj);
-	return hfs_kset ? 0 : -ENOMEM;
+	if (!hfs_kset)
+		return -ENOMEM;
+	err = sysfs_create_file(&hfs_kset->kobj, &hfs_features_attr.attr);
+	if (err)
+		kset_unregister(hfs_kset);
+	return err;
 }
 
 void hfs_sysfs_exit(void)
 {
+	sysfs_remove_file(&hfs_kset->kobj, &hfs_features_attr.attr);
 	kset_unregister(hfs_kset);
 }

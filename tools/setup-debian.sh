@@ -23,8 +23,9 @@ packages=(
   libpython3.11-testsuite gnulib autoconf automake stress-ng
   # loop filesystems the differential tests run on besides ext4
   xfsprogs btrfs-progs
-  # the kernel module and its VM test (Debian's 6.1 kernel under qemu)
-  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static kmod cpio e2fsprogs
+  # the kernel module and its VM test (Debian's 6.1 kernel under qemu; the others,
+  # 6.12 and 7.x, come from tools/setup-kernels.sh; xz unpacks their modules)
+  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static kmod cpio e2fsprogs xz-utils
   # the VM's power-cut test (dm-flakey, dm-log-writes tables)
   dmsetup
   # the Debian packages (tools/build-debs.sh) and their test: DKMS builds hybridfs

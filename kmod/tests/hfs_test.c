@@ -11,6 +11,8 @@
  *   hfs_test badmount  <lower-dir> <mountpoint>
  *   hfs_test perf      <mnt-dir> <lower-dir> <MiB>
  *   hfs_test stress    <mnt-dir> <seconds>
+ *   hfs_test uncached  <mnt-dir> <lower-dir> <1 if the kernel has IOCB_DONTCACHE, else 0>
+ *   hfs_test reuse     <mnt-dir> <lower-dir>
  *   hfs_test holdopen  <file> <seconds>
  *   hfs_test devid     <path>          (prints the st_dev of path as major:minor)
  *   hfs_test exit      <code>          (ends the VM through isa-debug-exit)
@@ -496,6 +498,200 @@ static void fill(unsigned char *b, size_t n, int seed)
 
 	for (i = 0; i < n; i++)
 		b[i] = (unsigned char)(i * 31 + seed);
+}
+
+/* ---- the uncached path and the re-use rule, through the page cache state ---- */
+
+/* Pages of @path resident in the page cache (mincore of a short-lived mapping). */
+static long cached_pages(const char *path)
+{
+	unsigned char *vec;
+	struct stat st;
+	long n = 0;
+	size_t pages, i;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) || !st.st_size) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	pages = (st.st_size + 4095) / 4096;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	vec = malloc(pages);
+	if (map == MAP_FAILED || !vec || mincore(map, st.st_size, vec)) {
+		n = -1;
+	} else {
+		for (i = 0; i < pages; i++)
+			n += vec[i] & 1;
+	}
+	if (map != MAP_FAILED)
+		munmap(map, st.st_size);
+	free(vec);
+	close(fd);
+	return n;
+}
+
+/* Read @path whole in 1 MiB reads into @buf; 0 when the bytes equal @want. */
+static int read_whole(const char *path, unsigned char *buf, const unsigned char *want,
+		      size_t size)
+{
+	size_t off;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	for (off = 0; off < size; off += MIB)
+		if (pread(fd, buf + off, MIB, off) != (ssize_t)MIB)
+			break;
+	close(fd);
+	return off == size && !memcmp(buf, want, size) ? 0 : -1;
+}
+
+static int test_uncached(const char *mnt, const char *lower, int have)
+{
+	const size_t size = 8 * MIB;
+	unsigned char *want = xalign(4096, size), *buf = xalign(4096, size);
+	char path[256], lpath[256];
+	long long dw, dr, fb;
+	long pages;
+	size_t off;
+	int fd, ok = 1;
+
+	stats_init(mnt);
+	snprintf(path, sizeof(path), "%s/uncached", mnt);
+	snprintf(lpath, sizeof(lpath), "%s/uncached", lower);
+	fill(want, size, 7);
+	dw = stat_get("write_dontcache_requests");
+	fb = stat_get("fallback_dontcache");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("open uncached");
+	for (off = 0; off < size; off += MIB)
+		ok &= pwrite(fd, want + off, MIB, off) == (ssize_t)MIB;
+	ok &= fsync(fd) == 0;
+	close(fd);
+	dw = stat_get("write_dontcache_requests") - dw;
+	pages = cached_pages(lpath);
+	if (have) {
+		check(ok && dw == 8 && pages == 0, "uncached-write-no-pages",
+		      "written %d, dontcache writes %lld, pages cached after fsync %ld of 2048",
+		      ok, dw, pages);
+	} else {
+		fb = stat_get("fallback_dontcache") - fb;
+		check(ok && dw == 0 && fb == 8 && pages > 0, "uncached-write-fallback",
+		      "written %d, dontcache writes %lld, fallbacks %lld, pages cached %ld", ok, dw,
+		      fb, pages);
+	}
+	drop_caches();
+	dr = stat_get("read_dontcache_requests");
+	ok = read_whole(path, buf, want, size) == 0;
+	dr = stat_get("read_dontcache_requests") - dr;
+	pages = cached_pages(lpath);
+	if (have)
+		check(ok && dr == 8 && pages == 0, "uncached-read-no-pages",
+		      "bytes equal %d, dontcache reads %lld, pages cached %ld", ok, dr, pages);
+	else
+		check(ok && dr == 0 && pages > 0, "uncached-read-fallback",
+		      "bytes equal %d, dontcache reads %lld, pages cached %ld", ok, dr, pages);
+	if (!have)
+		printf("SKIP uncached-no-pages: this kernel has no IOCB_DONTCACHE (6.14+), the fallback was checked\n");
+	unlink(path);
+	free(want);
+	free(buf);
+	return failures;
+}
+
+/* Write @size bytes of pattern @seed to @lpath (below hybridfs), synced and dropped from the cache. */
+static void lower_file(const char *lpath, const unsigned char *data, size_t size)
+{
+	int fd = open(lpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size || fsync(fd))
+		die("write lower file");
+	close(fd);
+}
+
+/*
+ * The mount is hybrid with read_threshold 512K: 1 MiB reads of a file not
+ * cached go direct.  A file read twice is cached after its second read
+ * (the reuse rule), and its third read counts hits; a file read once stays
+ * uncached; a write forgets the history.
+ */
+static int test_reuse(const char *mnt, const char *lower)
+{
+	const size_t size = 8 * MIB;
+	const long all = size / 4096;
+	unsigned char *want = xalign(4096, size), *buf = xalign(4096, size);
+	char twice[256], ltwice[256], once[256], lonce[256];
+	long long adm, hit, direct;
+	long p_twice, p_once;
+	int ok, fd;
+
+	stats_init(mnt);
+	snprintf(twice, sizeof(twice), "%s/reuse-twice", mnt);
+	snprintf(ltwice, sizeof(ltwice), "%s/reuse-twice", lower);
+	snprintf(once, sizeof(once), "%s/reuse-once", mnt);
+	snprintf(lonce, sizeof(lonce), "%s/reuse-once", lower);
+	fill(want, size, 11);
+	lower_file(ltwice, want, size);
+	lower_file(lonce, want, size);
+	drop_caches();
+
+	direct = stat_get("read_direct_requests");
+	ok = read_whole(twice, buf, want, size) == 0 && read_whole(once, buf, want, size) == 0;
+	direct = stat_get("read_direct_requests") - direct;
+	p_twice = cached_pages(ltwice);
+	p_once = cached_pages(lonce);
+	check(ok && direct == 16 && p_twice == 0 && p_once == 0, "reuse-first-reads-uncached",
+	      "bytes equal %d, direct reads %lld of 16, pages cached %ld and %ld", ok, direct,
+	      p_twice, p_once);
+
+	/*
+	 * The first read admitted goes through the cache and the kernel's
+	 * readahead brings the rest: later reads find it cached (read_cached).
+	 */
+	adm = stat_get("reuse_admitted_reads");
+	direct = stat_get("read_direct_requests");
+	ok = read_whole(twice, buf, want, size) == 0;
+	adm = stat_get("reuse_admitted_reads") - adm;
+	direct = stat_get("read_direct_requests") - direct;
+	p_twice = cached_pages(ltwice);
+	check(ok && adm >= 1 && direct == 0 && p_twice == all, "reuse-second-read-cached",
+	      "bytes equal %d, admitted reads %lld, direct %lld, pages cached %ld of %ld", ok,
+	      adm, direct, p_twice, all);
+
+	hit = stat_get("reuse_hit_reads");
+	direct = stat_get("read_direct_requests");
+	ok = read_whole(twice, buf, want, size) == 0;
+	hit = stat_get("reuse_hit_reads") - hit;
+	direct = stat_get("read_direct_requests") - direct;
+	check(ok && hit >= 1 && direct == 0, "reuse-third-read-hits",
+	      "bytes equal %d, hits %lld, direct %lld", ok, hit, direct);
+
+	p_once = cached_pages(lonce);
+	check(p_once == 0, "reuse-read-once-uncached", "pages cached %ld", p_once);
+
+	/* A write through hybridfs forgets what was read: the next read is a first one. */
+	fd = open(twice, O_WRONLY);
+	if (fd < 0 || pwrite(fd, want, 4096, 0) != 4096)
+		die("write reuse-twice");
+	close(fd);
+	drop_caches();
+	adm = stat_get("reuse_admitted_reads");
+	direct = stat_get("read_direct_requests");
+	ok = read_whole(twice, buf, want, size) == 0;
+	adm = stat_get("reuse_admitted_reads") - adm;
+	direct = stat_get("read_direct_requests") - direct;
+	check(ok && adm == 0 && direct == 8, "reuse-forgotten-after-write",
+	      "bytes equal %d, admitted %lld, direct %lld of 8", ok, adm, direct);
+	unlink(twice);
+	unlink(once);
+	free(want);
+	free(buf);
+	return failures;
 }
 
 static int test_decisions(const char *mnt)
@@ -1174,6 +1370,10 @@ int main(int argc, char **argv)
 		return test_perf(argv[2], argv[3], atol(argv[4]));
 	if (argc >= 4 && !strcmp(argv[1], "stress"))
 		return test_stress(argv[2], atof(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "uncached"))
+		return test_uncached(argv[2], argv[3], atoi(argv[4]));
+	if (argc >= 4 && !strcmp(argv[1], "reuse"))
+		return test_reuse(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "holdopen")) {
 		int fd = open(argv[2], O_RDONLY);
 

@@ -4,7 +4,12 @@
 # VM through isa-debug-exit.  It must never exit (the kernel would panic).
 # Knobs from the kernel command line: hfs_ops=<integrity ops> hfs_perf=<MiB>
 # hfs_powercut=0|1 (run powercut.sh) hfs_only=powercut (nothing else)
-# hfs_pc_break=nofsync|early (powercut.sh's deliberate breakage).
+# hfs_pc_break=nofsync|early (powercut.sh's deliberate breakage)
+# hfs_dontcache=0|1 (the kernel's headers have IOCB_DONTCACHE: what the
+# module must then report and do).
+# The modules are loaded in the order of /lib/modules/boot.order (written
+# by run-vm-tests.sh from each module's dependencies; a module the kernel
+# has built in is not there).
 
 # The console's first line follows the firmware's terminal escapes: start
 # with an empty one so that no PASS/FAIL line is glued to them.
@@ -23,6 +28,7 @@ PERF=128
 POWERCUT=0
 ONLY=all
 PC_BREAK=none
+DONTCACHE=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	hfs_ops=*) OPS=${arg#hfs_ops=} ;;
@@ -30,6 +36,7 @@ for arg in $(cat /proc/cmdline); do
 	hfs_powercut=*) POWERCUT=${arg#hfs_powercut=} ;;
 	hfs_only=*) ONLY=${arg#hfs_only=} ;;
 	hfs_pc_break=*) PC_BREAK=${arg#hfs_pc_break=} ;;
+	hfs_dontcache=*) DONTCACHE=${arg#hfs_dontcache=} ;;
 	esac
 done
 
@@ -63,8 +70,7 @@ finish() {
 	while :; do sleep 100; done
 }
 
-for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-	 virtio_blk crc16 crc32c_generic mbcache jbd2 ext4; do
+for m in $(cat /lib/modules/boot.order); do
 	insmod /lib/modules/$m.ko || fail boot "insmod $m"
 done
 i=0
@@ -132,6 +138,28 @@ $T stress /mnt/h 6
 echo 1 > /sys/fs/hybridfs/$ID/reset_stats
 $T decisions /mnt/h
 $T perms /mnt/h /lower/data
+
+# ---- the policy table libhybridio's unit tests run, run in this kernel ----
+if insmod /lib/modules/hfs_policy_test.ko; then
+	rmmod hfs_policy_test
+	check policy-table "no result line" sh -c "dmesg | grep -q 'hfs_policy_test: [1-9][0-9]* passed, 0 failed'"
+else
+	fail policy-table "$(dmesg | grep hfs_policy_test | tail -n 5 | tr '\n' ' ')"
+fi
+
+# ---- the uncached path (IOCB_DONTCACHE), through the page cache state ----
+if [ "$DONTCACHE" = 1 ]; then
+	check features-dontcache "not in /sys/fs/hybridfs/features" grep -qw dontcache /sys/fs/hybridfs/features
+else
+	check features-no-dontcache "claimed in /sys/fs/hybridfs/features" sh -c '! grep -qw dontcache /sys/fs/hybridfs/features'
+fi
+check remount-dontcache "remount failed" mount -o remount,policy=dontcache /mnt/h
+$T uncached /mnt/h /lower/data $DONTCACHE
+
+# ---- the re-use rule: read twice is cached, read once is not ----
+check remount-reuse "remount failed" mount -o remount,policy=hybrid,read_threshold=512K /mnt/h
+$T reuse /mnt/h /lower/data
+mount -o remount,policy=hybrid,write_threshold=2M,read_threshold=8M /mnt/h
 
 # ---- lifecycle: unload refused while in use, cycles, leaks, reload ----
 check rmmod-refused-mounted "rmmod succeeded while mounted" sh -c '! rmmod hybridfs 2>/dev/null'

@@ -60,7 +60,7 @@ struct Config {
   uint32_t learn_damping = 10;     // samples an estimate averages over
   std::string state_dir;           // where learned costs persist; "" = the XDG default
   uint64_t reuse_budget = UINT64_MAX;  // hybrid: memory for re-read data (reuse_admission.h); UINT64_MAX auto, 0 off
-  uint32_t reuse_window = 600;     // seconds within which a read again is re-use
+  uint32_t reuse_window = HIO_REUSE_WINDOW_DEFAULT;// seconds within which a read again is re-use
   std::string reuse_dir;           // where the re-use history's table is; "" = /dev/shm
 
   Config();

@@ -43,7 +43,7 @@ ReuseTotals cached_totals(const ReuseHistory& h, uint32_t now, uint32_t window) 
 uint64_t reuse_budget(uint64_t setting, uint64_t page_cache_room) {
   if (setting != kReuseBudgetAuto) return setting;
   if (page_cache_room == ~0ULL) return ~0ULL;  // nothing could be read: no limit known
-  return page_cache_room / 8 * 7;
+  return hio_reuse_budget_auto(page_cache_room);
 }
 
 uint32_t reuse_clock() {

@@ -26,14 +26,7 @@ struct Header {
   uint32_t extents;
 };
 
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+uint64_t mix(uint64_t x) { return hio_mix64(x); }
 
 template <typename T>
 T load(const T* p) {
@@ -72,28 +65,14 @@ FileIdentity file_identity(const struct stat& st) {
   return id;
 }
 
-uint64_t reuse_extent_bytes(uint64_t size) {
-  uint64_t extent = ReuseHistory::kMinExtent;
-  // 2^57 x 64 extents cover any off_t: the product never overflows.
-  while (extent < (1ULL << 57) && extent * ReuseHistory::kExtents < size) extent <<= 1;
-  return extent;
-}
+uint64_t reuse_extent_bytes(uint64_t size) { return hio_reuse_extent_bytes(size); }
 
 uint64_t reuse_extent_mask(uint64_t size, uint64_t offset, uint64_t length) {
-  if (offset >= size || length == 0) return 0;
-  if (length > size - offset) length = size - offset;
-  const uint64_t extent = reuse_extent_bytes(size);
-  const uint64_t first = offset / extent, last = (offset + length - 1) / extent;  // both < kExtents
-  const uint64_t upto = last == 63 ? ~0ULL : (2ULL << last) - 1;
-  return upto & ~((1ULL << first) - 1);
+  return hio_reuse_extent_mask(size, offset, length);
 }
 
 bool reuse_admits(uint64_t key, uint64_t extent, uint64_t budget, uint64_t read_bytes) {
-  if (budget == 0) return false;
-  if (budget >= read_bytes) return true;
-  // hash / 2^64 < budget / read_bytes
-  const unsigned __int128 limit = (static_cast<unsigned __int128>(budget) << 64) / read_bytes;
-  return mix(key ^ mix(extent + 0x9e3779b97f4a7c15ULL)) < limit;
+  return hio_reuse_admits(key, extent, budget, read_bytes);
 }
 
 uint64_t ReuseHistory::table_bytes() {

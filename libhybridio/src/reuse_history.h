@@ -48,6 +48,8 @@
 
 #include <cstdint>
 
+#include "hybridio/policy.h"
+
 namespace hybridio {
 
 // One generation of one file.
@@ -76,8 +78,8 @@ class ReuseHistory {
  public:
   static constexpr uint32_t kEntries = 4096;
   static constexpr uint32_t kProbe = 8;
-  static constexpr uint32_t kExtents = 64;
-  static constexpr uint64_t kMinExtent = 1ULL << 20;
+  static constexpr uint32_t kExtents = HIO_REUSE_EXTENTS;
+  static constexpr uint64_t kMinExtent = HIO_REUSE_MIN_EXTENT;
   static constexpr uint32_t kVersion = 1;
   // The table file's size: a header page and the entries.
   static uint64_t table_bytes();

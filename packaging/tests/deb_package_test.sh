@@ -2,8 +2,10 @@
 # The Debian packages on this machine: builds them (tools/build-debs.sh),
 # installs them with dpkg -i, checks what a user gets from /usr (`hybridio
 # run -- dd` with the installed shim, the man pages, a consumer compiled with
-# pkg-config and with find_package, the module DKMS built for the installed
-# 6.1 kernel), then purges them, leaving the machine as it found it.
+# pkg-config and with find_package, the module DKMS built for each kernel
+# hybridfs is tested on: 6.1 and 6.12 on this machine, 7.x in the trixie root
+# of tools/setup-kernels.sh, where the package is installed too), then purges
+# them, leaving the machine as it found it.
 # Usage: deb_package_test.sh SOURCE_DIR PACKAGE_BUILD_DIR   (as root)
 # Exit 77 (skipped) when not root: dpkg -i needs it.
 set -u
@@ -18,10 +20,30 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 77
 fi
 command -v dkms >/dev/null || { echo "not ok - dkms is not installed (tools/setup-debian.sh installs it)"; exit 1; }
-headers=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
-[ -n "$headers" ] || { echo "not ok - no 6.1 kernel headers (tools/setup-debian.sh installs them)"; exit 1; }
-kv=${headers##*/linux-headers-}
-[ -d "/lib/modules/$kv" ] || { echo "not ok - /lib/modules/$kv is missing (linux-image-amd64)"; exit 1; }
+# The kernels on this machine DKMS must build for: the newest 6.1 and 6.12.
+kvs=()
+for series in 6.1 6.12; do
+  headers=$(ls -d /usr/src/linux-headers-$series.*-amd64 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$headers" ] || { echo "not ok - no $series kernel headers (tools/setup-debian.sh, tools/setup-kernels.sh)"; exit 1; }
+  kv=${headers##*/linux-headers-}
+  [ -d "/lib/modules/$kv" ] || { echo "not ok - /lib/modules/$kv is missing (the image of $kv)"; exit 1; }
+  kvs+=("$kv")
+done
+# The newest kernel, in the trixie root (its kbuild tools need trixie's C library).
+troot=${HFS_TRIXIE_ROOT:-/var/lib/hybridio/trixie-root}
+theaders=$(ls -d "$troot"/usr/src/linux-headers-7.*-amd64 2>/dev/null | sort -V | tail -n 1)
+[ -n "$theaders" ] && [ -x "$troot/usr/sbin/dkms" ] ||
+  { echo "not ok - no 7.x headers and dkms in $troot (tools/setup-kernels.sh)"; exit 1; }
+tkv=${theaders##*/linux-headers-}
+# Commands in the root, with /proc mounted (the kernel's objtool reads it).
+in_troot() {
+  local rc
+  mount -t proc proc "$troot/proc" || return 1
+  chroot "$troot" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"
+  rc=$?
+  umount "$troot/proc"
+  return $rc
+}
 
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q ' installed$'; }
 present() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -qv '^unknown ok not-installed$'; }
@@ -40,8 +62,12 @@ done
 # DKMS leaves its updates/dkms directories and, after its first build, its
 # module signing key behind: what is new is removed again at the end.
 new_leftovers=()
-for f in "/lib/modules/$kv/updates" /var/lib/dkms/mok.key /var/lib/dkms/mok.pub; do
+for f in "${kvs[@]/#//lib/modules/}" /var/lib/dkms/mok.key /var/lib/dkms/mok.pub; do
+  case $f in /lib/modules/*) f=$f/updates ;; esac
   [ -e "$f" ] || new_leftovers+=("$f")
+done
+for f in "/usr/lib/modules/$tkv/updates" /var/lib/dkms/mok.key /var/lib/dkms/mok.pub; do
+  [ -e "$troot$f" ] || new_leftovers+=("$troot$f")
 done
 
 echo "building the packages in $pkgbuild"
@@ -54,6 +80,8 @@ BUILD=$pkgbuild
 . "$src/tests/preload/lib.sh"   # check/ok/not_ok/finish and $WORK on the build tree's filesystem
 cleanup() {
   purge_ours >/dev/null 2>&1
+  in_troot dpkg --purge hybridfs-dkms >/dev/null 2>&1
+  rm -f "$troot"/tmp/hybridfs-dkms_*.deb
   local f
   for f in "${new_leftovers[@]}"; do
     case $f in
@@ -132,20 +160,38 @@ check "find_package(hybridio) finds the installed CMake package" bash -c "
   cmake -S '$consumer' -B '$WORK/cmake' >/dev/null && cmake --build '$WORK/cmake' >/dev/null &&
   '$WORK/cmake/consumer_c' '$WORK/c2.bin'"
 
-# The module DKMS built for the installed 6.1 kernel (the running one may
-# have no headers, and the module is only loaded in the qemu test).
+# The module DKMS built for each kernel (the running one may have no
+# headers, and the module is only loaded in the qemu test).
 version=$(dpkg-query -W -f='${Version}' hybridfs-dkms); version=${version%-*}
-check "dkms status: hybridfs $version installed for $kv" bash -c "
-  dkms status -m hybridfs -v '$version' -k '$kv' | tee /dev/stderr | grep -q ': installed'"
-ko=$(ls /lib/modules/"$kv"/updates/dkms/hybridfs.ko* 2>/dev/null | head -n 1)
-check "hybridfs.ko is in /lib/modules/$kv/updates/dkms" test -n "$ko"
-check "modinfo: the module is hybridfs, built for $kv" bash -c "
-  [ \"\$(modinfo -F name '$ko')\" = hybridfs ] && modinfo -F vermagic '$ko' | grep -q '^$kv '"
-check "depmod ran: modinfo -k $kv hybridfs finds the DKMS module" bash -c "modinfo -k '$kv' hybridfs | grep -q '^filename: *$ko'"
+for kv in "${kvs[@]}"; do
+  check "dkms status: hybridfs $version installed for $kv" bash -c "
+    dkms status -m hybridfs -v '$version' -k '$kv' | tee /dev/stderr | grep -q ': installed'"
+  ko=$(ls /lib/modules/"$kv"/updates/dkms/hybridfs.ko* 2>/dev/null | head -n 1)
+  check "hybridfs.ko is in /lib/modules/$kv/updates/dkms" test -n "$ko"
+  check "modinfo: the module is hybridfs, built for $kv" bash -c "
+    [ \"\$(modinfo -F name '$ko')\" = hybridfs ] && modinfo -F vermagic '$ko' | grep -q '^$kv '"
+  check "depmod ran: modinfo -k $kv hybridfs finds the DKMS module" bash -c "modinfo -k '$kv' hybridfs | grep -q '^filename: *$ko'"
+done
+
+# The same package in the trixie root builds for its 7.x kernel.
+cp "$(ls "$pkgbuild"/debs/hybridfs-dkms_*.deb)" "$troot/tmp/"
+check "in the trixie root, dpkg -i hybridfs-dkms builds the module for $tkv" \
+  in_troot sh -c "dpkg -i /tmp/hybridfs-dkms_*.deb"
+check "dkms status: hybridfs $version installed for $tkv" bash -c "
+  chroot '$troot' dkms status -m hybridfs -v '$version' -k '$tkv' | tee /dev/stderr | grep -q ': installed'"
+tko=$(ls "$troot"/usr/lib/modules/"$tkv"/updates/dkms/hybridfs.ko* 2>/dev/null | head -n 1)
+check "hybridfs.ko is in the root's /lib/modules/$tkv/updates/dkms" test -n "$tko"
+check "modinfo: the module is hybridfs, built for $tkv" bash -c "
+  modinfo -F vermagic '$tko' | grep -q '^$tkv '"
+check "dkms.conf declares the kernels it builds for" bash -c "
+  grep -q '^BUILD_EXCLUSIVE_KERNEL=' /usr/src/hybridfs-$version/dkms.conf"
+check "dpkg --purge in the trixie root removes the module" bash -c "
+  chroot '$troot' env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg --purge hybridfs-dkms >/dev/null 2>&1 &&
+  ! ls '$troot'/usr/lib/modules/'$tkv'/updates/dkms/hybridfs.ko* 2>/dev/null | grep ."
 
 # Purging leaves nothing behind.
 check "dpkg --purge removes the packages" dpkg --purge "${packages[@]}"
 check "nothing of the packages is left" bash -c "
   ! ls /usr/bin/hybridio '$libdir'/libhybridio* /usr/include/hybridio /usr/src/hybridfs-* \
-       /var/lib/dkms/hybridfs /lib/modules/'$kv'/updates/dkms/hybridfs.ko* 2>/dev/null | grep ."
+       /var/lib/dkms/hybridfs /lib/modules/*/updates/dkms/hybridfs.ko* 2>/dev/null | grep ."
 finish

@@ -558,6 +558,92 @@ static inline hio_u64 hio_policy_smallest_offcache(const struct hio_policy_confi
 	return lowest ? lowest : 1;
 }
 
+/*
+ * The re-use history's arithmetic (HIO_FILE_REUSE, docs/policy.md), shared
+ * by libhybridio's history (reuse_history.h, one table per user) and
+ * hybridfs's (one per inode), so that both cut files into the same extents
+ * and admit the same subset.
+ *
+ * A file of `size` bytes is cut into HIO_REUSE_EXTENTS extents of
+ * hio_reuse_extent_bytes(size): max(size / 64, 1 MiB) rounded up to a power
+ * of two.  A read is re-use when every extent it touches was read off the
+ * cache within the window; it is admitted when all the data read within the
+ * window fits the budget, or else when a hash of (file key, extent of its
+ * first byte) falls below budget / bytes read: a stable subset, the same
+ * extents every epoch, and a smaller budget admits a subset of what a
+ * larger one did.
+ */
+#define HIO_REUSE_EXTENTS 64u
+#define HIO_REUSE_MIN_EXTENT ((hio_u64)1 << 20)
+#define HIO_REUSE_WINDOW_DEFAULT 600u /* seconds */
+
+__extension__ typedef unsigned __int128 hio_u128;
+
+/* splitmix64's finaliser: the history's hash. */
+static inline hio_u64 hio_mix64(hio_u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline hio_u64 hio_reuse_extent_bytes(hio_u64 size)
+{
+	hio_u64 extent = HIO_REUSE_MIN_EXTENT;
+
+	/* 2^57 x 64 extents cover any off_t: the product never overflows. */
+	while (extent < ((hio_u64)1 << 57) && extent * HIO_REUSE_EXTENTS < size)
+		extent <<= 1;
+	return extent;
+}
+
+/* The bitmap of the extents [offset, offset + length) touches, clamped to `size`. */
+static inline hio_u64 hio_reuse_extent_mask(hio_u64 size, hio_u64 offset, hio_u64 length)
+{
+	unsigned shift = (unsigned)__builtin_ctzll(hio_reuse_extent_bytes(size));
+	hio_u64 first, last, upto;
+
+	if (offset >= size || length == 0)
+		return 0;
+	if (length > size - offset)
+		length = size - offset;
+	first = offset >> shift;
+	last = (offset + length - 1) >> shift; /* both < HIO_REUSE_EXTENTS */
+	upto = last == 63 ? ~(hio_u64)0 : ((hio_u64)2 << last) - 1;
+	return upto & ~(((hio_u64)1 << first) - 1);
+}
+
+/*
+ * Is extent `extent` of file `key` in the subset that fits `budget` bytes
+ * of `read_bytes` read within the window?  hash < budget * 2^64 / read_bytes,
+ * computed without a division: (hash + 1) * read_bytes <= budget * 2^64.
+ */
+static inline bool hio_reuse_admits(hio_u64 key, hio_u64 extent, hio_u64 budget,
+				    hio_u64 read_bytes)
+{
+	hio_u64 hash;
+
+	if (budget == 0)
+		return false;
+	if (budget >= read_bytes)
+		return true;
+	hash = hio_mix64(key ^ hio_mix64(extent + 0x9e3779b97f4a7c15ULL));
+	return ((hio_u128)hash + 1) * read_bytes <= (hio_u128)budget << 64;
+}
+
+/*
+ * The automatic budget: seven eighths of the room for page cache (admitted
+ * data is page cache, so the budget does not shrink as it fills with it);
+ * an eighth is left for the program's own growth.
+ */
+static inline hio_u64 hio_reuse_budget_auto(hio_u64 page_cache_room)
+{
+	return page_cache_room / 8 * 7;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
