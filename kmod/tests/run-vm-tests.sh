@@ -32,6 +32,8 @@
 #                and lib/libhybridio.so.0 for the power-cut test (default:
 #                build/ of the source tree; missing is a FAIL)
 #   HFS_ONLY=powercut runs the power-cut test alone (after boot)
+#   HFS_PC_USER=1 runs the power-cut cases of the shim and the library (no
+#                kernel code of ours) on every kernel, not only the first
 #   HFS_PC_BREAK=nofsync|early breaks durability on purpose (the writers skip
 #                fsync, or the power is cut before they run): the power-cut
 #                checks must then FAIL (docs/crash.md)
@@ -182,7 +184,7 @@ run_vm() { # <accel> <timeout-seconds>
 	timeout $2 qemu-system-x86_64 -machine q35,accel=$1 -cpu $cpu -smp $SMP -m 1024 \
 		-nographic -no-reboot -nic none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$VMLINUZ" -initrd "$KW/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet slab_nomerge slub_debug=FZPU,hybridfs_inode,hybridfs_dentry,hybridfs_file hfs_ops=$OPS hfs_perf=$PERF hfs_powercut=$POWERCUT hfs_only=${HFS_ONLY:-all} hfs_pc_break=${HFS_PC_BREAK:-none} hfs_dontcache=$DONTCACHE" \
+		-append "console=ttyS0 panic=-1 quiet slab_nomerge slub_debug=FZPU,hybridfs_inode,hybridfs_dentry,hybridfs_file hfs_ops=$OPS hfs_perf=$PERF hfs_powercut=$POWERCUT hfs_only=${HFS_ONLY:-all} hfs_pc_break=${HFS_PC_BREAK:-none} hfs_pc_user=$PC_USER hfs_dontcache=$DONTCACHE" \
 		-drive file="$KW/disk.img",format=raw,if=virtio,cache=unsafe \
 		-drive file="$KW/powercut.img",format=raw,if=virtio,cache=unsafe \
 		-drive file="$KW/powercut-log.img",format=raw,if=virtio,cache=unsafe \
@@ -305,6 +307,9 @@ JOBS=${HFS_JOBS:-$(nproc 2>/dev/null || echo 1)}
 PERF_FIRST=${HFS_PERF:-128}
 PERF_REST=${HFS_PERF:-0}
 PERF=$PERF_FIRST
+# The power-cut cases of the shim and the library on ext4 (no code of ours
+# in the kernel) run on the first kernel only; HFS_PC_USER=1 runs them on all.
+PC_USER=1
 batch=""
 n=0
 flush() {
@@ -330,6 +335,7 @@ for k in $KERNELS; do
 		rm -rf "$WORK/${KV:-none}/initramfs" "$WORK/${KV:-none}"/*.img
 	) >"$WORK/out.$k" 2>&1 &
 	PERF=$PERF_REST
+	PC_USER=${HFS_PC_USER:-0}
 	batch="$batch $k"
 	n=$((n + 1))
 	[ $n -lt "$JOBS" ] || flush

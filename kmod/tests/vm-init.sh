@@ -28,6 +28,7 @@ PERF=128
 POWERCUT=0
 ONLY=all
 PC_BREAK=none
+PC_USER=1
 DONTCACHE=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
@@ -36,6 +37,7 @@ for arg in $(cat /proc/cmdline); do
 	hfs_powercut=*) POWERCUT=${arg#hfs_powercut=} ;;
 	hfs_only=*) ONLY=${arg#hfs_only=} ;;
 	hfs_pc_break=*) PC_BREAK=${arg#hfs_pc_break=} ;;
+	hfs_pc_user=*) PC_USER=${arg#hfs_pc_user=} ;;
 	hfs_dontcache=*) DONTCACHE=${arg#hfs_dontcache=} ;;
 	esac
 done
@@ -60,7 +62,7 @@ kernel_log() {
 powercut() {
 	if [ "$POWERCUT" = 1 ]; then
 		PCSTART=$(date +%s)
-		sh /bin/powercut.sh break=$PC_BREAK
+		sh /bin/powercut.sh break=$PC_BREAK user=$PC_USER
 		echo "powercut: $(( $(date +%s) - PCSTART )) s"
 	fi
 }
