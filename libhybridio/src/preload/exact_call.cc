@@ -27,8 +27,16 @@ constexpr int kInodeLocks = 64;
 pthread_rwlock_t g_inode_locks[kInodeLocks];
 pthread_once_t g_locks_once = PTHREAD_ONCE_INIT;
 
+// Writers first: a waiting writer (a write of the program's, or fork's
+// prepare, which takes them all) keeps new readers out, so threads that
+// stream reads cannot starve it.  No thread takes one of these twice: a
+// section blocks every signal and makes no call back into the shim.
 void init_locks() {
-  for (auto& l : g_inode_locks) pthread_rwlock_init(&l, nullptr);
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init(&attr);
+  pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  for (auto& l : g_inode_locks) pthread_rwlock_init(&l, &attr);
+  pthread_rwlockattr_destroy(&attr);
 }
 
 pthread_rwlock_t& inode_lock(dev_t dev, ino_t ino) {
