@@ -2,7 +2,6 @@
 #include "checked_copy.h"
 
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <cstring>
 
 #include "aligned_buffer.h"
+#include "monotonic_clock.h"
 #include "process_id.h"
 
 namespace hybridio {
@@ -61,12 +61,6 @@ char* bounce_buffer() {
 // Threads racing the first measurement each measure; any answer is valid.
 std::atomic<int> g_short_distance_slow{-1};
 
-uint64_t now_ns() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // The kernel's copy of one piece, at 16 bytes and at half a page, in turn.
 bool measure_short_distance_slow() {
   AlignedBuffer from(kSlowCopyPiece, kPage), to(kSlowCopyPiece + kPage, kPage);
@@ -76,9 +70,9 @@ bool measure_short_distance_slow() {
   uint64_t near = UINT64_MAX, far = UINT64_MAX;
   for (int i = 0; i < 5; ++i) {
     for (uintptr_t distance : {uintptr_t{16}, kPage / 2}) {
-      const uint64_t t0 = now_ns();
+      const uint64_t t0 = monotonic_ns();
       if (kernel_copy(from.data(), to.data() + distance, kSlowCopyPiece, false) != kSlowCopyPiece) return false;
-      const uint64_t took = now_ns() - t0;
+      const uint64_t took = monotonic_ns() - t0;
       uint64_t& best = distance == 16 ? near : far;
       best = std::min(best, took);
     }

@@ -17,6 +17,7 @@
 
 #include "aligned_buffer.h"
 #include "buffer_pool.h"
+#include "monotonic_clock.h"
 #include "cache_probe.h"
 #include "checked_copy.h"
 #include "drop_behind.h"

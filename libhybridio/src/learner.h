@@ -38,7 +38,6 @@
 #pragma once
 
 #include <sys/types.h>
-#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -56,13 +55,6 @@ constexpr uint64_t kSmallestClassBytes = 64 << 10;
 // The size class of a request of `len` bytes; -1 below 64 KiB (not learned).
 int size_class(uint64_t len);
 inline uint64_t class_floor(int c) { return kSmallestClassBytes << c; }
-
-// CLOCK_MONOTONIC in nanoseconds: the clock requests are timed with.
-inline uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct LearnSettings {
   uint32_t explore_percent = 3;      // share of bytes sent down another path (0-3)

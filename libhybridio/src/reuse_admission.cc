@@ -21,21 +21,18 @@ std::atomic<int> g_state{0};
 std::atomic<ReuseHistory*> g_history{nullptr};
 ReuseHistory g_storage;
 
-// The history's totals, summed at most once per clock tick per process
-// (a scan of the whole table: 256 KiB of shared memory).
-std::atomic<uint32_t> g_totals_at{0};
+// The bytes read off the cache within the window (ReuseTotals::read_bytes),
+// summed at most once per clock tick per process (a scan of the whole
+// table: 256 KiB of shared memory).
+std::atomic<uint32_t> g_read_bytes_at{0};
 std::atomic<uint64_t> g_read_bytes{0};
 
-ReuseTotals cached_totals(const ReuseHistory& h, uint32_t now, uint32_t window) {
-  ReuseTotals t;
-  if (g_totals_at.load(std::memory_order_acquire) != now) {
-    t = h.totals(now, window);
-    g_read_bytes.store(t.read_bytes, std::memory_order_relaxed);
-    g_totals_at.store(now, std::memory_order_release);
-    return t;
-  }
-  t.read_bytes = g_read_bytes.load(std::memory_order_relaxed);
-  return t;
+uint64_t recent_read_bytes(const ReuseHistory& h, uint32_t now, uint32_t window) {
+  if (g_read_bytes_at.load(std::memory_order_acquire) == now) return g_read_bytes.load(std::memory_order_relaxed);
+  const uint64_t bytes = h.totals(now, window).read_bytes;
+  g_read_bytes.store(bytes, std::memory_order_relaxed);
+  g_read_bytes_at.store(now, std::memory_order_release);
+  return bytes;
 }
 
 }  // namespace
@@ -80,10 +77,9 @@ void consult_reuse(Runtime& rt, int fd, const hio_policy_config& cfg, hio_reques
   const ReuseVerdict v = h->lookup(id, offset, len, now, window);
   bool admit = false;
   if (v.reread) {
-    const ReuseTotals t = cached_totals(*h, now, window);
     const uint64_t setting = rt.config().reuse_budget;
     const uint64_t budget = reuse_budget(setting, setting == kReuseBudgetAuto ? page_cache_room_bytes(1000) : 0);
-    admit = reuse_admits(id.key, v.first_extent, budget, t.read_bytes);
+    admit = reuse_admits(id.key, v.first_extent, budget, recent_read_bytes(*h, now, window));
   }
   // Set on a cached read too: should the cached-first read find part of
   // the range evicted, the rest is decided with it and re-admitted whole.

@@ -24,6 +24,7 @@
 #include "../drop_behind.h"
 #include "../file.h"
 #include "../fork_order.h"
+#include "../monotonic_clock.h"
 #include "../log.h"
 #include "../memory_headroom.h"
 #include "../private_fd.h"
