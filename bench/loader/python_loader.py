@@ -39,7 +39,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "compare"))
 from page_cache import drop_caches, warm_page_cache_memory  # noqa: E402  (bench/page_cache.py)
+from compare import parse_size  # noqa: E402  (bench/compare/compare.py: 512K, 128M, 4G, 4GiB)
 
 POLICIES = ("hybrid", "buffered", "direct", "dontcache")
 CGROUP = "/sys/fs/cgroup/memory"
@@ -47,13 +49,11 @@ SAMPLES = 16
 SAMPLE_BYTES = 64
 
 
-def parse_size(text):
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    t = text.strip().upper().rstrip("B").rstrip("I")
-    num = t.rstrip("KMGT")
+def size_arg(text):
+    """An argparse type: a positive size (parse_size's forms)."""
     try:
-        value = int(float(num) * units[t[len(num):]])
-    except (KeyError, ValueError):
+        value = parse_size(text)
+    except (ValueError, IndexError):
         raise argparse.ArgumentTypeError(f"not a size: '{text}' (e.g. 512K, 128M, 4G)")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"not a positive size: '{text}'")
@@ -231,14 +231,14 @@ def main():
     ap.add_argument("--shim")
     ap.add_argument("--dir", default=".")
     ap.add_argument("--files", type=int, default=16)
-    ap.add_argument("--file-size", type=parse_size, default=parse_size("128M"))
+    ap.add_argument("--file-size", type=size_arg, default=parse_size("128M"))
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--epoch-processes", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--memory-limit", type=parse_size, default=0)
+    ap.add_argument("--memory-limit", type=size_arg, default=0)
     ap.add_argument("--no-warm-up", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: one variant's reads

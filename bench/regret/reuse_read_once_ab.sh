@@ -33,8 +33,8 @@ declare -A runs
 mkdir -p "$work/files"
 for bs in ${sizes//,/ }; do
   for ((r = 1; r <= rounds; r++)); do
-    for v in off on; do
-      [ $(( r % 2 )) -eq 0 ] && v=$([ "$v" = off ] && echo on || echo off)  # rotated
+    order="off on"; [ $((r % 2)) = 0 ] && order="on off"  # rotated
+    for v in $order; do
       if [ "$v" = on ]; then
         hist=$(mktemp -d "$work/history.XXXXXX")
         g=$(HYBRIDIO_REUSE_BUDGET=auto HYBRIDIO_REUSE_DIR="$hist" gbps "$bs")
