@@ -181,7 +181,7 @@ def one_round(args, variant, paths, expected, workdir, cgroup):
         why = warm_page_cache_memory(workdir, args.files * args.file_size)
         if why:
             raise SystemExit(f"python_loader: the page-cache memory warm-up failed: {why} (--no-warm-up skips it)")
-    reuse_dir = tempfile.mkdtemp(prefix="reuse-", dir=workdir)
+    reuse_dir = tempfile.mkdtemp(prefix="hybridio-reuse-", dir="/dev/shm")  # tmpfs, as the default history
     per_process = args.epoch_processes
     epochs = []
     try:

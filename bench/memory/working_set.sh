@@ -41,7 +41,7 @@ for round in $(seq "$ROUNDS"); do
   for variant in $order; do
     sync; echo 3 >/proc/sys/vm/drop_caches
     preload=""; [ "$variant" = shim ] && preload=$SHIM
-    export HYBRIDIO_REUSE_DIR; HYBRIDIO_REUSE_DIR=$(mktemp -d "$work/reuse.XXXXXX")  # an empty history
+    export HYBRIDIO_REUSE_DIR; HYBRIDIO_REUSE_DIR=$(mktemp -d /dev/shm/hybridio-reuse.XXXXXX)  # an empty history, on tmpfs as the default one
     read_dataset "$preload"
     read_dataset "$preload"
     before=$(cached_bytes "$work/dataset")

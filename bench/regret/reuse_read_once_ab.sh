@@ -36,7 +36,7 @@ for bs in ${sizes//,/ }; do
     order="off on"; [ $((r % 2)) = 0 ] && order="on off"  # rotated
     for v in $order; do
       if [ "$v" = on ]; then
-        hist=$(mktemp -d "$work/history.XXXXXX")
+        hist=$(mktemp -d /dev/shm/hybridio-reuse.XXXXXX)  # tmpfs, where the default history lives
         g=$(HYBRIDIO_REUSE_BUDGET=auto HYBRIDIO_REUSE_DIR="$hist" gbps "$bs")
         rm -rf "$hist"
       else
