@@ -6,7 +6,10 @@
  * It is the input of the policy's reuse rule, as libhybridio's shared
  * history is the library's (docs/policy.md): a hybrid read that the policy
  * sends off the cache (direct or uncached) is re-use when every extent it
- * touches was read off the cache within hfs_reuse_window seconds.  It is
+ * touches was read off the cache within hfs_reuse_window seconds (a read
+ * off the cache marks only the extents whose last byte it reads,
+ * hio_reuse_finished_mask(), so a pass in small calls is not its own
+ * re-read).  It is
  * admitted when all the data the mount's histories hold fits the budget
  * (seven eighths of MemAvailable, the room for page cache), or else when
  * the extent is in the stable hash subset that does (hio_reuse_admits(),
@@ -179,6 +182,8 @@ void hfs_reuse_consult(struct inode *inode, const struct hio_policy_config *cfg,
 		atomic64_inc(&sbi->stats.reuse_admitted_reads);
 		atomic64_add(len, &sbi->stats.reuse_admitted_bytes);
 	} else {
-		hfs_reuse_record(sbi, h, size, mask, now, HFS_REUSE_OFF_CACHE);
+		/* Read only where it reads an extent's last byte (hio_reuse_finished_mask()). */
+		hfs_reuse_record(sbi, h, size, hio_reuse_finished_mask(size, r->offset, r->length), now,
+				 HFS_REUSE_OFF_CACHE);
 	}
 }

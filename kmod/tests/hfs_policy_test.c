@@ -32,14 +32,15 @@ static int __init hfs_policy_test_init(void)
 	for (i = 0; i < ARRAY_SIZE(hio_reuse_extent_cases); i++) {
 		const struct hio_reuse_extent_case *c = &hio_reuse_extent_cases[i];
 		u64 got = hio_reuse_extent_mask(c->size, c->offset, c->length);
+		u64 done = hio_reuse_finished_mask(c->size, c->offset, c->length);
 
-		if (got == c->mask) {
+		if (got == c->mask && done == c->finished) {
 			passed++;
 			continue;
 		}
 		failed++;
-		pr_err("hfs_policy_test: FAIL extents of %llu at %llu+%llu: %#llx, want %#llx\n",
-		       c->size, c->offset, c->length, got, c->mask);
+		pr_err("hfs_policy_test: FAIL extents of %llu at %llu+%llu: %#llx finished %#llx, want %#llx finished %#llx\n",
+		       c->size, c->offset, c->length, got, done, c->mask, c->finished);
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		err = hio_reuse_admission_holds(keys[i]);

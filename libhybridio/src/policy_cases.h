@@ -131,23 +131,30 @@ static inline bool hio_policy_case_holds(const struct hio_policy_case *c,
 	return d->path == c->path && d->rule == c->rule;
 }
 
-/* An extent row: the bitmap a read of [offset, offset + length) of a file of size touches. */
+/*
+ * An extent row: the bitmaps of the extents a read of [offset, offset +
+ * length) of a file of size touches (hio_reuse_extent_mask()) and finishes
+ * (hio_reuse_finished_mask()).
+ */
 struct hio_reuse_extent_case {
 	hio_u64 size;
 	hio_u64 offset;
 	hio_u64 length;
 	hio_u64 mask;
+	hio_u64 finished;
 };
 
 static const struct hio_reuse_extent_case hio_reuse_extent_cases[] = {
-	{ 16 * HIO_CASE_MIB, 0, 16 * HIO_CASE_MIB, 0xffffULL },
-	{ 16 * HIO_CASE_MIB, 0, 64 * HIO_CASE_MIB, 0xffffULL },     /* clamped to the size */
-	{ 16 * HIO_CASE_MIB, 3 * HIO_CASE_MIB + 5, 1, 0x8ULL },
-	{ 64 * HIO_CASE_MIB + 1, 64 * HIO_CASE_MIB, 1, 1ULL << 32 }, /* 2 MiB extents */
-	{ 1024 * HIO_CASE_MIB, 0, 1, 1ULL },                        /* 16 MiB extents */
-	{ 1024 * HIO_CASE_MIB, 1008 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1ULL << 63 },
-	{ 16 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1, 0 },              /* at EOF */
-	{ 16 * HIO_CASE_MIB, 0, 0, 0 },                              /* empty */
+	{ 16 * HIO_CASE_MIB, 0, 16 * HIO_CASE_MIB, 0xffffULL, 0xffffULL },
+	{ 16 * HIO_CASE_MIB, 0, 64 * HIO_CASE_MIB, 0xffffULL, 0xffffULL }, /* clamped to the size */
+	{ 16 * HIO_CASE_MIB, 3 * HIO_CASE_MIB + 5, 1, 0x8ULL, 0 },
+	{ 64 * HIO_CASE_MIB + 1, 64 * HIO_CASE_MIB, 1, 1ULL << 32, 1ULL << 32 }, /* 2 MiB extents; the last byte */
+	{ 1024 * HIO_CASE_MIB, 0, 1, 1ULL, 0 },                      /* 16 MiB extents */
+	{ 1024 * HIO_CASE_MIB, 8 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 0x3ULL, 0x1ULL },
+	{ 1024 * HIO_CASE_MIB, 15 * HIO_CASE_MIB, 17 * HIO_CASE_MIB, 0x3ULL, 0x3ULL },
+	{ 1024 * HIO_CASE_MIB, 1008 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1ULL << 63, 1ULL << 63 },
+	{ 16 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1, 0, 0 },           /* at EOF */
+	{ 16 * HIO_CASE_MIB, 0, 0, 0, 0 },                           /* empty */
 };
 
 /*

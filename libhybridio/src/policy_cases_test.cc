@@ -20,8 +20,12 @@ TEST(PolicyCases, EveryDecisionRowHolds) {
 
 TEST(PolicyCases, EveryExtentRowHolds) {
   for (const hio_reuse_extent_case& c : hio_reuse_extent_cases)
+  {
     EXPECT_EQ(hio_reuse_extent_mask(c.size, c.offset, c.length), c.mask)
         << "size " << c.size << " offset " << c.offset << " length " << c.length;
+    EXPECT_EQ(hio_reuse_finished_mask(c.size, c.offset, c.length), c.finished)
+        << "finished: size " << c.size << " offset " << c.offset << " length " << c.length;
+  }
 }
 
 TEST(PolicyCases, AdmissionContractHolds) {

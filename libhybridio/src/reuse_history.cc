@@ -218,8 +218,11 @@ void ReuseHistory::record(const FileIdentity& id, uint64_t offset, uint64_t leng
   if (!e) return;
   switch (what) {
     case Outcome::kOffCache: {
-      const uint64_t before = __atomic_fetch_or(&e->read, mask, __ATOMIC_RELAXED);
-      if (before & mask) __atomic_fetch_or(&e->reread, before & mask, __ATOMIC_RELAXED);
+      // Read only where it reads an extent's last byte: a pass in calls
+      // smaller than an extent is not its own re-read.
+      const uint64_t finished = hio_reuse_finished_mask(id.size, offset, length);
+      const uint64_t before = __atomic_fetch_or(&e->read, finished, __ATOMIC_RELAXED);
+      if (before & finished) __atomic_fetch_or(&e->reread, before & finished, __ATOMIC_RELAXED);
       break;
     }
     case Outcome::kAdmitted:

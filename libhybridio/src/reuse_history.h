@@ -16,7 +16,10 @@
 // of its kProbe read longest ago (a flood of files evicts the oldest).
 //
 // Admission (reuse_admits()).  A read is re-use when every extent it
-// touches was read off the cache before, within the window.  It is
+// touches was read off the cache before, within the window; a read off
+// the cache marks as read only the extents whose last byte it reads
+// (hio_reuse_finished_mask()), so a pass in calls smaller than an extent
+// is not its own re-read.  It is
 // admitted when all the data read within the window fits the budget, or
 // else when a hash of (file, extent of its first byte) falls below
 // budget / bytes read: a stable subset - the same extents every epoch from

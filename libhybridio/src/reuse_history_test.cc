@@ -104,6 +104,21 @@ TEST_F(ReuseHistoryTest, NothingAdmittedForDataReadOnce) {
   EXPECT_FALSE(read_whole(file(1), 100 + 1 + kWindow + 1, 1ULL << 40)) << "read again too late: as read once";
 }
 
+TEST_F(ReuseHistoryTest, APassInCallsSmallerThanAnExtentIsNotItsOwnReread) {
+  // A 1 GiB file (16 MiB extents) read off the cache in 1 MiB calls: no
+  // call of the first pass finds its extent read, every call of the
+  // second does.
+  const FileIdentity id = file(1, 1024 * M);
+  for (int pass = 0; pass < 2; ++pass) {
+    int rereads = 0;
+    for (uint64_t off = 0; off < id.size; off += M) {
+      rereads += h_->lookup(id, off, M, 100 + pass, kWindow).reread;
+      h_->record(id, off, M, 100 + pass, ReuseHistory::Outcome::kOffCache);
+    }
+    EXPECT_EQ(rereads, pass == 0 ? 0 : 1024) << "pass " << pass + 1;
+  }
+}
+
 TEST_F(ReuseHistoryTest, AStableSubsetWhenTheDataExceedsTheBudget) {
   constexpr int kFiles = 400;
   const uint64_t dataset = kFiles * 16 * M, budget = dataset / 4;

@@ -617,6 +617,29 @@ static inline hio_u64 hio_reuse_extent_mask(hio_u64 size, hio_u64 offset, hio_u6
 }
 
 /*
+ * The extents [offset, offset + length) finishes: those whose last byte it
+ * reads (clamped to `size`).  A read off the cache marks only these as read,
+ * so a pass over a file in calls smaller than an extent does not take its
+ * own earlier calls for a re-read; the pass after it does find them.
+ */
+static inline hio_u64 hio_reuse_finished_mask(hio_u64 size, hio_u64 offset, hio_u64 length)
+{
+	hio_u64 extent = hio_reuse_extent_bytes(size);
+	hio_u64 mask = hio_reuse_extent_mask(size, offset, length);
+	hio_u64 end;
+
+	if (!mask)
+		return 0;
+	if (length > size - offset)
+		length = size - offset;
+	end = offset + length;
+	/* Only the last extent touched can be left unfinished. */
+	if (end != size && (end & (extent - 1)) != 0)
+		mask &= ~((hio_u64)1 << ((end - 1) / extent));
+	return mask;
+}
+
+/*
  * Is extent `extent` of file `key` in the subset that fits `budget` bytes
  * of `read_bytes` read within the window?  hash < budget * 2^64 / read_bytes,
  * computed without a division: (hash + 1) * read_bytes <= budget * 2^64.
