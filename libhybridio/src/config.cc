@@ -169,7 +169,7 @@ constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::
 constexpr const char* kRemovedSettings[][2] = {
     {"read_ahead", "reads are never read ahead across calls: a direct read runs inside the call that asks for it"},
     {"learn_pipelined_reads", "there is no read pipeline to start a read stream in"},
-    {"learn_uncached_writes", "off the cache, reads and writes start uncached where RWF_DONTCACHE works, and move to direct where it measures cheaper"},
+    {"learn_uncached_writes", "off the cache, writes start uncached where RWF_DONTCACHE works (reads direct), and each moves to the other where it measures cheaper"},
     {"learn_uncached_random_reads", "reads at random are measured like any other read; no separate default"},
     {"learn_confirm", "a learned choice moves one octave at a time past a margin; there is no confirmation window"},
 };

@@ -317,6 +317,7 @@ hio_decision File::decide(hio_request& req, bool probed, bool may_explore) {
   // A read sent off the cache, or found cached, is shown to the re-use
   // history, which may admit it to the cache (the reuse rule) and notes it.
   consult_reuse(rt_, fd_, cfg, req, d);
+  if (req.op == HIO_OP_READ) stream_uncached_.store(d.path == HIO_PATH_DONTCACHE, std::memory_order_relaxed);
   return d;
 }
 
@@ -341,7 +342,13 @@ hio_decision File::decide_with(const hio_policy_config& cfg, hio_request& req, b
       struct stat st;
       if (sys().fstat(fd_, &st) == 0) req.file_size = static_cast<uint64_t>(st.st_size);
     }
-    if (cfg.mode == HIO_MODE_HYBRID && !probed) {
+    // A read that continues a stream whose last read went uncached finds
+    // that read's readahead cached, not data anyone read: it goes on
+    // uncached (coherent with whatever is cached) instead of taking the
+    // cache, whose own readahead would then keep every later read there.
+    const bool own_readahead = op == HIO_OP_READ && d.path == HIO_PATH_DONTCACHE && req.seq_run > 0 &&
+                               stream_uncached_.load(std::memory_order_relaxed);
+    if (cfg.mode == HIO_MODE_HYBRID && !probed && !own_readahead) {
       CacheState cache = probe_cache_sampled(offset, len, cfg.page_size);
       count_probe(cache.method);
       req.cached_pages = cache.cached_pages;
@@ -986,19 +993,29 @@ int File::sync(bool data_only) {
   // the inode's size update: one fsync on any descriptor covers both paths.
   rt_.stats().add(rt_.stats().fsyncs);
   wb_.wait_all();
+  const uint64_t pending = learn_.attached() ? pending_writeback_bytes() : kPendingUnknown;
   const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
   int rc = data_only ? sys().fdatasync(fd_) : sys().fsync(fd_);
   rc = rc == 0 ? 0 : -errno;
-  // The flush is what the buffered writes still owed.
-  if (started && rc == 0) learn_.flush(monotonic_ns() - started);
+  // The flush is what the writes through the cache still owed.
+  if (started && rc == 0) learn_.flush(monotonic_ns() - started, pending);
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
   return deferred ? -deferred : rc;
 }
 
-void File::note_sync(uint64_t ns) {
+void File::note_sync(uint64_t ns, uint64_t pending_bytes) {
   rt_.stats().add(rt_.stats().fsyncs);
-  learn_.flush(ns);
+  learn_.flush(ns, pending_bytes);
+}
+
+uint64_t File::pending_writeback_bytes() const {
+  if (!learn_.attached()) return kPendingUnknown;
+  const int saved = errno;
+  CacheState s;
+  const bool known = probe_cachestat(fd_, 0, 0, &s) && s.dirty_pages >= 0;  // length 0: to the end
+  errno = saved;
+  return known ? static_cast<uint64_t>(s.dirty_pages) * rt_.policy().page_size : kPendingUnknown;
 }
 
 int File::truncate(uint64_t length) {
@@ -1026,7 +1043,7 @@ int File::close() {
     const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
     rc = sys().close(fd_);
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
-    if (started) learn_.flush(monotonic_ns() - started);  // what close flushed
+    if (started) learn_.flush(monotonic_ns() - started, kPendingUnknown);  // what close flushed
   }
   fd_ = -1;
   return deferred ? -deferred : rc;

@@ -83,8 +83,14 @@ class File {
   // executes does (a plan only looks at the stream).
   void finish_passthrough(const Plan& plan, uint64_t bytes);
   // The caller synced the file itself (the shim's fsync/fdatasync), which
-  // took `ns`: counted, and charged as sync() does to the writes since the last.
-  void note_sync(uint64_t ns);
+  // took `ns` with `pending_bytes` dirty or under writeback when it began
+  // (pending_writeback_bytes()): counted, and charged as sync() does to the
+  // writes since the last.
+  void note_sync(uint64_t ns, uint64_t pending_bytes);
+  // The file's dirty and under-writeback bytes (cachestat), for the
+  // learner's charge of a flush about to begin; kPendingUnknown when the
+  // file does not learn or cachestat is missing.  errno is kept.
+  uint64_t pending_writeback_bytes() const;
   // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
   // take the page cache from now on.
   bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }
@@ -190,6 +196,7 @@ class File {
   std::atomic<bool> mapped_{false};
   std::atomic<uint64_t> stream_end_{~0ULL};  // where the previous request ended
   std::atomic<uint32_t> stream_run_{0};      // sequential predecessors of the next request
+  std::atomic<bool> stream_uncached_{false};  // the previous read was decided uncached
   std::atomic<uint32_t> writers_{0};         // writes in progress (the contention signal)
   std::mutex position_mu_;                   // read()/write() position updates
   WriteBehindFile wb_;                       // queued direct writes (HYBRIDIO_WRITE_BEHIND)

@@ -81,11 +81,8 @@ int FsModel::start_class(hio_op op) const {
 double FsModel::cost(hio_op op, int c, hio_path path) const {
   const Estimate& e = est_[op][c][path];
   if (e.samples < s_.min_samples) return -1;
-  if (op == HIO_OP_WRITE && path == HIO_PATH_BUFFERED) {
-    if (e.flushes == 0) return -1;  // what it still owes is not known
-    return e.ns_per_byte + e.flush_ns_per_byte;
-  }
-  return e.ns_per_byte;
+  if (op == HIO_OP_WRITE && path == HIO_PATH_BUFFERED && e.flushes == 0) return -1;  // what it owes is not known
+  return e.ns_per_byte + (op == HIO_OP_WRITE ? e.flush_ns_per_byte : 0);
 }
 
 bool FsModel::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
@@ -135,18 +132,28 @@ bool FsModel::add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64
   return reconsider(op, c);
 }
 
-bool FsModel::charge_flush(const uint64_t buffered[kSizeClasses], uint64_t ns) {
-  uint64_t total = 0;
-  for (int c = 0; c < kSizeClasses; ++c) total += buffered[c];
-  if (total == 0) return false;
-  const double per_byte = static_cast<double>(ns) / static_cast<double>(total);
+bool FsModel::charge_flush(const uint64_t written[2][kSizeClasses], uint64_t pending_bytes, uint64_t ns) {
+  uint64_t total[2] = {0, 0};
+  for (int k = 0; k < 2; ++k)
+    for (int c = 0; c < kSizeClasses; ++c) total[k] += written[k][c];
+  const uint64_t all = total[0] + total[1];
+  if (all == 0) return false;
+  // What the flush wrote back: the buffered bytes first, then the uncached.
+  const uint64_t back = pending_bytes == kPendingUnknown || pending_bytes == 0 ? all : std::min(pending_bytes, all);
+  const uint64_t back_of[2] = {std::min(total[0], back), back - std::min(total[0], back)};
+  const hio_path path_of[2] = {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE};
   bool moved = false;
-  for (int c = 0; c < kSizeClasses; ++c) {
-    if (!buffered[c]) continue;
-    Estimate& e = est_[HIO_OP_WRITE][c][HIO_PATH_BUFFERED];
-    ++e.flushes;
-    fold(&e.flush_ns_per_byte, nullptr, e.flushes, per_byte, s_.damping);
-    moved |= reconsider(HIO_OP_WRITE, c);
+  for (int k = 0; k < 2; ++k) {
+    if (!total[k]) continue;
+    const double per_byte = static_cast<double>(ns) * static_cast<double>(back_of[k]) /
+                            static_cast<double>(back) / static_cast<double>(total[k]);
+    for (int c = 0; c < kSizeClasses; ++c) {
+      if (!written[k][c]) continue;
+      Estimate& e = est_[HIO_OP_WRITE][c][path_of[k]];
+      ++e.flushes;
+      fold(&e.flush_ns_per_byte, nullptr, e.flushes, per_byte, s_.damping);
+      moved |= reconsider(HIO_OP_WRITE, c);
+    }
   }
   dirty = true;
   return moved;
@@ -274,8 +281,8 @@ void FileLearner::observe(const hio_request& req, const hio_decision& d, uint64_
   if (c < 0) return;
   const LearnSettings& s = fs_->model.settings();
   const bool explored = d.rule == HIO_RULE_EXPLORED;
-  if (op == HIO_OP_WRITE && d.path == HIO_PATH_BUFFERED && done)
-    unsynced_[c].fetch_add(done, std::memory_order_relaxed);
+  if (op == HIO_OP_WRITE && done && (d.path == HIO_PATH_BUFFERED || d.path == HIO_PATH_DONTCACHE))
+    unsynced_[d.path == HIO_PATH_BUFFERED ? 0 : 1][c].fetch_add(done, std::memory_order_relaxed);
   if (explored) {
     stats_->add(d.path == HIO_PATH_BUFFERED ? stats_->learn_explored_buffered
                 : d.path == HIO_PATH_DIRECT ? stats_->learn_explored_direct
@@ -334,16 +341,18 @@ void FileLearner::fold(hio_op op, const Batch& b) {
   if (moved) stats_->add(stats_->learn_moves);
 }
 
-void FileLearner::flush(uint64_t ns) {
+void FileLearner::flush(uint64_t ns, uint64_t pending_bytes) {
   if (!fs_) return;
-  uint64_t bytes[kSizeClasses];
+  uint64_t written[2][kSizeClasses];
   uint64_t total = 0;
-  for (int c = 0; c < kSizeClasses; ++c) total += bytes[c] = unsynced_[c].exchange(0, std::memory_order_relaxed);
+  for (int k = 0; k < 2; ++k)
+    for (int c = 0; c < kSizeClasses; ++c)
+      total += written[k][c] = unsynced_[k][c].exchange(0, std::memory_order_relaxed);
   if (total == 0) return;
   bool moved;
   {
     std::lock_guard<std::mutex> lock(fs_->mu);
-    moved = fs_->model.charge_flush(bytes, ns);
+    moved = fs_->model.charge_flush(written, pending_bytes, ns);
     if (moved) fs_->publish();
   }
   stats_->add(stats_->learn_deferred);

@@ -6,16 +6,22 @@
 //  - a crossover size: requests at or above it leave the page cache, those
 //    below stay in it; it starts at the configured threshold, or where
 //    `hybridio calibrate` or an earlier process left it;
-//  - an off-cache path: direct, or uncached (RWF_DONTCACHE).  It starts
-//    uncached; where RWF_DONTCACHE is missing the core sends uncached
-//    requests direct;
+//  - an off-cache path: direct, or uncached (RWF_DONTCACHE).  Writes start
+//    uncached, reads direct (an uncached read leaves the kernel's readahead
+//    past its end in the cache); where RWF_DONTCACHE is missing the core
+//    sends uncached requests direct;
 //  - per size class (powers of two, 64 KiB .. 64 MiB and larger) and path,
 //    the wall time per byte: the mean of the first `damping` samples, then
 //    an exponential average.  A sample is a batch of consecutive measured
-//    calls on one path of one file, up to `run_bytes`.  A buffered write
-//    also owes its share of the next flush (fsync, fdatasync, close): the
-//    flush's time spread over the buffered bytes written since the last;
-//    until a flush is charged, buffered writes are not known;
+//    calls on one path of one file, up to `run_bytes`.  A write through
+//    the cache also owes its share of the next flush (fsync, fdatasync,
+//    close): the flush's time is spread over the bytes it wrote back, the
+//    file's dirty and under-writeback bytes when it began (cachestat), the
+//    buffered bytes written since the last flush first (they are still
+//    dirty), the rest to the uncached ones (their writeback, begun by the
+//    write, not yet done); direct writes owe nothing.  When what was
+//    pending is not known, the flush is spread over all those bytes.
+//    Until a flush is charged, buffered writes are not known;
 //  - exploration: each learned request earns `explore_percent` of its
 //    bytes as credit; a credit of `run_bytes` sends the next run of a
 //    stream (consecutive requests up to `run_bytes`, or one larger request)
@@ -68,13 +74,16 @@ struct LearnSettings {
 struct Estimate {
   uint32_t samples = 0;
   double ns_per_byte = 0, var = 0;  // wall time of the calls, and a sample's variance
-  uint32_t flushes = 0;             // buffered writes: flushes charged ...
+  uint32_t flushes = 0;             // writes through the cache: flushes charged ...
   double flush_ns_per_byte = 0;     // ... and their time per byte written
 };
 
 // Crossover classes: requests of class >= crossover leave the cache;
 // kSizeClasses: none does.  kConfigured: the configured threshold decides.
 constexpr int kConfigured = -1;
+
+// A flush whose pending bytes were not measured.
+constexpr uint64_t kPendingUnknown = ~0ULL;
 
 class FsModel {
  public:
@@ -90,14 +99,16 @@ class FsModel {
   // A measured batch: `bytes` of class c on `path` took `ns`.  True when
   // the crossover or the off-cache path moved.
   bool add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64_t ns);
-  // A flush took `ns` after buffered writes of buffered[c] bytes per
-  // class.  True when something moved.
-  bool charge_flush(const uint64_t buffered[kSizeClasses], uint64_t ns);
+  // A flush took `ns` after writes of written[p][c] bytes per path p
+  // (buffered, uncached) and class c since the last one, with
+  // `pending_bytes` of the file dirty or under writeback when it began
+  // (kPendingUnknown: not known).  True when something moved.
+  bool charge_flush(const uint64_t written[2][kSizeClasses], uint64_t pending_bytes, uint64_t ns);
   // The path a run starting in class c, whose side is `in_use`, explores:
   // the alternative with the fewest samples there, ties taking turns.
   hio_path explore_target(hio_op op, int c, hio_path in_use, bool dontcache_ok);
-  // ns per byte of `path` in class c (a buffered write's flush share
-  // included); < 0 when not known.
+  // ns per byte of `path` in class c (a write's flush share included);
+  // < 0 when not known.
   double cost(hio_op op, int c, hio_path path) const;
 
   const Estimate& estimate(hio_op op, int c, hio_path p) const { return est_[op][c][p]; }
@@ -121,7 +132,7 @@ class FsModel {
   LearnSettings s_;
   uint64_t configured_[2];
   int crossover_[2] = {kConfigured, kConfigured};
-  hio_path offcache_[2] = {HIO_PATH_DONTCACHE, HIO_PATH_DONTCACHE};
+  hio_path offcache_[2] = {HIO_PATH_DIRECT, HIO_PATH_DONTCACHE};  // [read], [write]
   Estimate est_[2][kSizeClasses][HIO_PATH_COUNT];
   uint8_t turn_[2][kSizeClasses] = {};
 };
@@ -140,8 +151,8 @@ struct LearnedFs {
 };
 
 // One open file's side of the learner: its exploration runs, the path of
-// its last request, its batches and the buffered bytes its next flush is
-// charged to.  Thread-safe; inert until attach().
+// its last request, its batches and the bytes written through the cache
+// that its next flush is charged to.  Thread-safe; inert until attach().
 class FileLearner {
  public:
   void attach(LearnedFs* fs, int fd, Stats* stats) {
@@ -162,8 +173,9 @@ class FileLearner {
   // (req, d) moved `done` bytes in `ns`; `timed`: its time is its own (not
   // queued behind the call).
   void observe(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool timed);
-  // A flush (sync or close) took `ns`.
-  void flush(uint64_t ns);
+  // A flush (sync or close) took `ns`; `pending_bytes`: the file's dirty
+  // and under-writeback bytes when it began, or kPendingUnknown.
+  void flush(uint64_t ns, uint64_t pending_bytes);
   // "4M,buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
   std::string estimate_note(const hio_request& req) const;
 
@@ -189,7 +201,7 @@ class FileLearner {
   Batch batch_[2];
   hio_path last_path_[2] = {HIO_PATH_COUNT, HIO_PATH_COUNT};
   bool warm_stream_ = false;  // the read stream began on cached pages
-  std::atomic<uint64_t> unsynced_[kSizeClasses] = {};
+  std::atomic<uint64_t> unsynced_[2][kSizeClasses] = {};  // written since the last flush: buffered, uncached
 };
 
 // The process's filesystems, created on first use and never freed.

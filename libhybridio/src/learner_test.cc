@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <random>
@@ -35,11 +36,12 @@ class Harness {
   }
 
   // `bytes` of requests of `len` on each stream in turn, costed by `cost`;
-  // a flush every `flush_every` bytes written per stream, whose time is
-  // `flush_ns_per_byte` for each buffered byte written since the last.
+  // a flush every `flush_every` bytes written per stream, which writes back
+  // the buffered bytes written since the last and the last `uncached_tail`
+  // uncached ones (still in flight), `flush_ns_per_byte` each.
   void run(hio_op op, uint64_t len, uint64_t bytes, const CostFn& cost, uint64_t flush_every = 256 * M,
-           double flush_ns_per_byte = 0) {
-    std::vector<uint64_t> since_flush(files_.size(), 0), buffered(files_.size(), 0);
+           double flush_ns_per_byte = 0, uint64_t uncached_tail = 0) {
+    std::vector<uint64_t> since_flush(files_.size(), 0), buffered(files_.size(), 0), uncached(files_.size(), 0);
     for (uint64_t done = 0; done < bytes;) {
       for (size_t s = 0; s < files_.size() && done < bytes; ++s, done += len) {
         hio_request req{};
@@ -65,9 +67,11 @@ class Harness {
         ++runs_[s];
         if (op == HIO_OP_WRITE) {
           if (d.path == HIO_PATH_BUFFERED) buffered[s] += len;
+          if (d.path == HIO_PATH_DONTCACHE) uncached[s] += len;
           if ((since_flush[s] += len) >= flush_every) {
-            files_[s].flush(static_cast<uint64_t>(buffered[s] * flush_ns_per_byte) + 1000);
-            since_flush[s] = buffered[s] = 0;
+            const uint64_t pending = buffered[s] + std::min(uncached[s], uncached_tail);
+            files_[s].flush(static_cast<uint64_t>(pending * flush_ns_per_byte) + 1000, pending);
+            since_flush[s] = buffered[s] = uncached[s] = 0;
           }
         }
       }
@@ -78,6 +82,11 @@ class Harness {
     return fs_.model.threshold(op, op == HIO_OP_WRITE ? base_.write_threshold : base_.read_threshold);
   }
   hio_path offcache(hio_op op) const { return fs_.model.offcache(op); }
+  // Where an earlier workload left the crossover.
+  void set_side(hio_op op, int crossover, hio_path offcache) {
+    fs_.model.set_side(op, crossover, offcache);
+    fs_.publish();
+  }
   uint64_t moves() const { return stats_.learn_moves.load(); }
   uint64_t explored() const {
     return stats_.learn_explored_buffered.load() + stats_.learn_explored_direct.load() +
@@ -167,20 +176,20 @@ TEST(Learner, RecoversWhenTheDeviceChangesSpeed) {
 TEST(Learner, ManyStreamsFindBufferedReadsWhereTheyWin) {
   // A restore: 8 streams of 16 MiB reads, buffered 7.2 GB/s, direct 5.0,
   // uncached 4.0.  16 MiB is above the configured 8 MiB: they start off
-  // the cache, uncached.
+  // the cache, direct.
   Harness h(8);
   const CostFn device = latency_device(1 / 7.2, 0, 1 / 5.0, 1 / 4.0);
   h.run(HIO_OP_READ, 16 * M, 1 * G, device);
-  EXPECT_GT(h.took(HIO_PATH_DONTCACHE), 50u) << "of 64";
+  EXPECT_GT(h.took(HIO_PATH_DIRECT), 50u) << "of 64";
   h.run(HIO_OP_READ, 16 * M, 32 * G, device);
   EXPECT_GT(h.threshold(HIO_OP_READ), 16 * M);
-  EXPECT_EQ(h.offcache(HIO_OP_READ), HIO_PATH_DIRECT) << "the cheaper off-cache path";
+  EXPECT_EQ(h.offcache(HIO_OP_READ), HIO_PATH_DIRECT) << "the cheaper off-cache path stays";
   h.took(HIO_PATH_BUFFERED);
   h.run(HIO_OP_READ, 16 * M, 4 * G, device);
   EXPECT_GT(h.took(HIO_PATH_BUFFERED), 240u) << "of 256";
 }
 
-TEST(Learner, WritesStartUncachedAndChargeFlushesToBufferedBytes) {
+TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
   // 1 MiB writes in a stream (the configured stream threshold: 1 MiB):
   // off the cache, uncached, 0.5 ns/byte; direct 0.9; buffered 0.2 a call
   // but 0.6 more at each flush.
@@ -201,6 +210,48 @@ TEST(Learner, WritesStartUncachedAndChargeFlushesToBufferedBytes) {
   cheap.took(HIO_PATH_BUFFERED);
   cheap.run(HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.05);
   EXPECT_GT(cheap.took(HIO_PATH_BUFFERED), 950u) << "of 1024";
+}
+
+TEST(Learner, AFlushIsChargedToTheBytesItWroteBack) {
+  hio_policy_config policy;
+  hio_policy_config_defaults(&policy);
+  FsModel m(LearnSettings(), policy);
+  // 16 MiB buffered and 1008 MiB uncached 64 KiB writes; the flush found
+  // the 16 MiB dirty and 300 MiB of the uncached ones under writeback, and
+  // took 0.8 ns for each of those bytes.
+  uint64_t written[2][kSizeClasses] = {};
+  written[0][0] = 16 * M;
+  written[1][0] = 1008 * M;
+  m.charge_flush(written, 316 * M, static_cast<uint64_t>(316 * M * 0.8));
+  EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 0.8, 1e-6);
+  EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE).flush_ns_per_byte, 0.8 * 300 / 1008, 1e-6);
+  // Not known what was pending (or more than was written, others' pages):
+  // the flush is spread over every byte written through the cache.
+  FsModel even(LearnSettings(), policy);
+  even.charge_flush(written, kPendingUnknown, 1024 * M);
+  EXPECT_NEAR(even.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 1.0, 1e-6);
+  EXPECT_NEAR(even.estimate(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE).flush_ns_per_byte, 1.0, 1e-6);
+  FsModel capped(LearnSettings(), policy);
+  capped.charge_flush(written, 4 * G, 1024 * M);
+  EXPECT_NEAR(capped.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 1.0, 1e-6);
+}
+
+TEST(Learner, SmallWritesReturnToTheCacheWhenAMixedFlushSaysSo) {
+  // An earlier workload left 64 KiB writes off the cache.  Here a 64 KiB
+  // buffered write costs 0.1 ns/byte and 0.5 more at the flush; an
+  // uncached one 0.9, and each flush still waits for its last 64 MiB.
+  // Exploration's buffered runs are a few percent of a flush's bytes: were
+  // the whole flush charged to them, buffered would look five times dearer.
+  Harness h(1);
+  h.set_side(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE);
+  const CostFn device = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_BUFFERED ? 0.1 : p == HIO_PATH_DIRECT ? 2.0 : 0.9;
+  };
+  h.run(HIO_OP_WRITE, 64 * K, 16 * G, device, 256 * M, 0.5, 64 * M);
+  EXPECT_GT(h.threshold(HIO_OP_WRITE), 64 * K);
+  h.took(HIO_PATH_BUFFERED);
+  h.run(HIO_OP_WRITE, 64 * K, 1 * G, device, 256 * M, 0.5, 64 * M);
+  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 15000u) << "of 16384";
 }
 
 TEST(Learner, TheOffCachePathMovesToDirectWhereItIsCheaper) {
