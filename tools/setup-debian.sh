@@ -12,7 +12,7 @@ packages=(
   nlohmann-json3-dev
   # tests and micro-benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # the simulator and its plots
+  # the simulator's plots and the bench's (bench/compare/compare.py plot)
   libsimgrid-dev python3 python3-matplotlib parallel
   # rendering the man pages (groff -man -ww in the man.render test)
   groff-base

@@ -22,6 +22,8 @@ OUT/checkpoint_time.png.
 Usage: compare.py --shim BUILD/lib/libhybridio_preload.so [--dir DIR] [--out DIR]
                   [--size 4G] [--bs 64K,256K,1M,4M,16M,64M] [--runs 3]
                   [--torch-size 2G] [--no-torch] [--no-warm-up] [--quick]
+       compare.py plot --out FILE.svg JSON...
+                  (SVG plots of regret.json and `hybridio bench train` reports: plot.py)
 """
 import argparse
 import json
@@ -399,4 +401,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["plot"]:
+        import plot  # bench/compare/plot.py
+        sys.exit(plot.main(sys.argv[2:]))
     sys.exit(main())

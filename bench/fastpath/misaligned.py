@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """bench/fastpath/misaligned.py - torch.save-shaped writes whose bodies need
 bounce buffers, against the same file offsets with the caller's buffer
-shifted so that they do not (docs/performance.md, "Open: bodies staged
-through bounce buffers").
+shifted so that they do not.
 
 Each record is a 64-byte header then --record bytes, so records start at
 offsets that are not page aligned.  'misaligned' writes every record from a

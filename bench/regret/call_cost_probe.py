@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """call_cost_probe - what each call of a sequential read stream costs through
-the library, by policy (docs/performance.md, 2026-11-29).
+the library, by policy.
 
 The learner folds a path's calls into samples; how many calls a sample needs
 depends on how the calls' costs are spread, and a stream may have a period

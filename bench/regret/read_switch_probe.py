@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """read_switch_probe - what the first uncached read of a stream costs against
-the ones after it (docs/performance.md, nineteenth session).
+the ones after it.
 
 The learner explores reads through the cache as short runs in a direct
 stream; this times, with plain system calls (no library), every call of:

@@ -16,9 +16,9 @@ Writes OUT/regret.json (every cell, every policy's median/min/max) and OUT/regre
 docs/performance.md shows).  Needs root for cold reads (drop_caches).  Takes a quiet machine:
 about (2 x file sizes x 4 policies x repeat) passes over each file size per request size.
 
-    bench/regret/regret_matrix.py --dir /mnt/nvme/tmp --out results/regret
+    bench/regret/regret_matrix.py --dir /mnt/nvme/tmp --out matrix-out
     bench/regret/regret_matrix.py --dir /tmp/x --sizes 1M,4M --small 512M --large 6G --repeat 3
-    bench/regret/regret_matrix.py --rescore --out results/regret/matrix-2026-11-28
+    bench/regret/regret_matrix.py --rescore --out matrix-out
 """
 import argparse
 import json

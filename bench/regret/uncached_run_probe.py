@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """uncached_run_probe - what an explored uncached run of writes costs inside a
-buffered stream against the same run inside an uncached stream
-(docs/performance.md, twenty-first session).
+buffered stream against the same run inside an uncached stream.
 
 The learner measures the uncached path of a write class by runs of it
 (16 MiB) in the stream of the path in use.  This times, with plain system

@@ -1,7 +1,6 @@
 // write_switch_probe - what a section of another write path costs a stream
-// of 64 KiB writes through the page cache (docs/performance.md, fourteenth
-// session): the learner explores such sections, and their price is what it
-// budgets exploration by.
+// of 64 KiB writes through the page cache: the learner explores such
+// sections, and their price is what it budgets exploration by.
 //
 // Writes a new file of SIZE MiB in 64 KiB calls through the cache; in every
 // GiB, the 16 MiB from offset 512 MiB go down PATH instead (direct: an

@@ -3,7 +3,7 @@
 
 A cold torch.load reads every record into memory the process has not touched yet.  On a VM that
 backs guest memory lazily, the first touch of a page costs what the host charges for it, and
-that depends on which pages were freed just before (docs/performance.md, sixteenth session).  This
+that depends on which pages were freed just before.  This
 probe separates the paths, in rounds with the order rotated:
 
   direct     O_DIRECT reads into new page-aligned anonymous mappings (the kernel faults them in)

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Cold torch.load alone, each in a new process: plain, and under the shim with each policy.
 
-torch.load's speed on a VM depends on the memory state it finds (docs/performance.md,
-seventeenth session), so every load runs in a process of its own, from a cold page cache,
+torch.load's speed on a VM depends on the memory state it finds, so every load runs in a process of its own, from a cold page cache,
 with the variants rotated round by round.  --warm-up brings page-cache memory to the same
 state before each load first (bench/page_cache.py), as compare.py does; without it a load
 finds the memory the previous process left.  The state dict is saved once, without the

@@ -62,8 +62,7 @@ check "the shim decided the 256 KiB reads" [ "$(read_requests)" -gt 0 ]
 # must move the stream on too.
 # Without iflag=fullblock: a read of /dev/zero stops at a pending signal,
 # and io_uring work the shim left to dd's thread once cut one short in about
-# a hundred runs under load (results/shim/dd-stream-flake-2026-12-03-s31/);
-# dd then wrote a short block.
+# a hundred runs under load; dd then wrote a short block.
 reset_stats
 check "1 MiB sequential writes under hybrid" shim hybrid dd if=/dev/zero of="$WORK/stream" bs=1M count=32 conv=fsync status=none
 check "every read of /dev/zero was whole: dd wrote 32 MiB" [ "$(stat -c %s "$WORK/stream")" -eq $((32 << 20)) ]
