@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "hybridio/hybridio.h"
+#include "io/uring_engine.h"
 #include "temp_dir.h"
-#include "uring_engine.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // the kernel, not an injector, produces them, on every write path of the
 // engine (buffered, direct, split, bounce, parallel io_uring chunks,
 // write-behind, RWF_DONTCACHE).  The injected cells are in
-// libhybridio/src/fault_matrix_test.cc.
+// libhybridio/src/io/fault_matrix_test.cc.
 //
 //  - RLIMIT_FSIZE (EFBIG and SIGXFSZ), the read-only filesystem (EROFS,
 //    ext4 errors=remount-ro after an error) and a shut-down filesystem

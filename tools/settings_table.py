@@ -5,7 +5,7 @@
     tools/settings_table.py --hybridio BIN --write DOC   rewrite DOC's table
     tools/settings_table.py --self-test                  check the parser and the renderer
 
-Every setting is one row of kSettings in libhybridio/src/config.cc; `hybridio
+Every setting is one row of kSettings in libhybridio/src/runtime/config.cc; `hybridio
 config` prints the rows, and the man page hybridio-config(5) is generated from
 them.  The table in DOC sits between the two marker lines below and is made
 from `hybridio config`'s output, so the page and the man page cannot differ.

@@ -1,7 +1,7 @@
 // copy_bench.cc - the kernel's copy at the distances it is slow at
 // (checked_copy.h): the checked copy into memory 0 or 16 bytes into a page,
 // and 1 MiB reads of a cached file into such memory, plain against the
-// engine (which bounces the second, file.cc).  Arg: the page offset.
+// engine (which bounces the second, file/buffered_io.cc).  Arg: the page offset.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <vector>
 
-#include "aligned_buffer.h"
-#include "checked_copy.h"
-#include "file.h"
-#include "runtime.h"
+#include "file/file.h"
+#include "memory/aligned_buffer.h"
+#include "memory/checked_copy.h"
+#include "runtime/runtime.h"
 #include "temp_dir.h"
 
 namespace {
@@ -25,7 +25,7 @@ struct CachedFile {
   hybridio::testing::TempDir dir;
   hybridio::File* file = nullptr;
   CachedFile() {
-    if (hybridio::File::open(dir.file("cached").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &file) != 0) abort();
+    if (hybridio::File::open(hybridio::Runtime::get(), dir.file("cached").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &file) != 0) abort();
     std::vector<char> data(kCall, 'c');
     for (uint64_t at = 0; at < kFileBytes; at += kCall)
       if (pwrite(file->fd(), data.data(), kCall, static_cast<off_t>(at)) != static_cast<ssize_t>(kCall)) abort();

@@ -7,8 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "aligned_buffer.h"
-#include "file.h"
+#include "file/file.h"
+#include "memory/aligned_buffer.h"
+#include "runtime/runtime.h"
 #include "temp_dir.h"
 
 namespace {
@@ -17,7 +18,7 @@ struct SmallFile {
   hybridio::testing::TempDir dir;
   hybridio::File* file = nullptr;
   SmallFile() {
-    if (hybridio::File::open(dir.file("small").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &file) != 0) abort();
+    if (hybridio::File::open(hybridio::Runtime::get(), dir.file("small").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644, &file) != 0) abort();
     std::vector<char> data(1 << 20, 's');
     if (file->pwrite(data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) abort();
   }

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "cache_probe.h"
+#include "probe/cache_probe.h"
 #include "temp_dir.h"
 
 namespace {

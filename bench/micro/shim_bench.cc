@@ -21,10 +21,11 @@
 #include <cstring>
 #include <vector>
 
-#include "aligned_buffer.h"
-#include "stats.h"
+#include "io/uring_engine.h"
+#include "memory/aligned_buffer.h"
+#include "platform/stats.h"
+#include "runtime/runtime.h"
 #include "temp_dir.h"
-#include "uring_engine.h"
 
 #ifndef HYBRIDIO_PRELOAD_PATH
 #define HYBRIDIO_PRELOAD_PATH ""
@@ -154,6 +155,7 @@ void BM_Uring_ParallelDirectRead(benchmark::State& state) {
   }
   hybridio::AlignedBuffer buf(chunks * kChunk, 4096);
   hybridio::Stats stats;
+  hybridio::Runtime::get();  // publishes the configured engine settings
   hybridio::EngineSettings s = hybridio::engine_settings();
   s.chunk_size = kChunk;
   s.queue_depth = static_cast<uint32_t>(chunks);

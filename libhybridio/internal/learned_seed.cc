@@ -10,9 +10,9 @@
 #include <mutex>
 #include <new>
 
-#include "learned_store.h"
-#include "learner.h"
-#include "runtime.h"
+#include "learn/learned_store.h"
+#include "learn/learner.h"
+#include "runtime/runtime.h"
 
 namespace hybridio::internal {
 namespace {

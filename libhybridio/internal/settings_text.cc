@@ -1,7 +1,7 @@
 // settings_text.cc - see hybridio_internal/settings_text.h.
 #include "hybridio_internal/settings_text.h"
 
-#include "config.h"
+#include "runtime/config.h"
 
 namespace hybridio::internal {
 

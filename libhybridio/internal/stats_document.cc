@@ -1,7 +1,7 @@
 // stats_document.cc - see hybridio_internal/stats_document.h.
 #include "hybridio_internal/stats_document.h"
 
-#include "stats_json.h"
+#include "platform/stats_json.h"
 
 namespace hybridio::internal {
 

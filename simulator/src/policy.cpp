@@ -90,7 +90,7 @@ hio_policy_config policy_config(Policy pol, const PolicyParams& pp)
 hio_decision decide_request(const hio_policy_config& cfg, const RequestFacts& f, const CacheFacts& cache,
                             hio_request* req_out)
 {
-  // Built as File::describe() builds it (libhybridio/src/file.cc).
+  // Built as File::describe() builds it (libhybridio/src/file/decide.cc).
   hio_request req{};
   req.op       = f.op == Op::Write ? HIO_OP_WRITE : HIO_OP_READ;
   req.offset   = f.offset;

@@ -22,7 +22,7 @@ TEST(Units, Bytes)
   EXPECT_THROW(parse_bytes("-1"), std::invalid_argument);
 }
 
-// The table of libhybridio's own parse_size test (libhybridio/src/config_test.cc), spelling for
+// The table of libhybridio's own parse_size test (libhybridio/src/runtime/config_test.cc), spelling for
 // spelling: the simulator reads every size exactly as the library does.
 TEST(Units, SizesParseAsTheLibraryParsesThem)
 {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "hybridio/hybridio.h"
+#include "io/uring_engine.h"
 #include "temp_dir.h"
-#include "uring_engine.h"
 
 namespace hybridio::testing {
 

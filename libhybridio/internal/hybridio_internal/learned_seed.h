@@ -1,5 +1,5 @@
 // learned_seed.h - the narrow internal interface `hybridio calibrate` uses
-// to seed the library's learner (libhybridio/src/learner.h,
+// to seed the library's learner (libhybridio/src/learn/learner.h,
 // docs/policy.md "Learned thresholds") with what it measured.  Not public
 // API; it exists so that cli/ includes no header of libhybridio/src.
 //

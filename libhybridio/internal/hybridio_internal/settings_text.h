@@ -4,7 +4,7 @@
 // API (nothing here is installed or exported from libhybridio.so); it
 // exists so that those tools include no header of libhybridio/src.
 //
-// Every function forwards to the library's settings code (src/config.h),
+// Every function forwards to the library's settings code (src/runtime/config.h),
 // so a size or a policy name means the same on the command line as in
 // HYBRIDIO_* variables.  Pure functions of their arguments (describe()
 // reads only the defaults): callable from any thread; nothing throws
@@ -33,7 +33,7 @@ bool parse_mode(const std::string& text, hio_mode* out);
 // default, one per line (`hybridio config`).
 std::string describe_settings();
 
-// One row of the settings table (src/config.h SettingInfo), as the man
+// One row of the settings table (src/runtime/config.h SettingInfo), as the man
 // pages show it: config-file key, HYBRIDIO_* variable, accepted form
 // (limits included), default as `hybridio config` prints it ("" when
 // unset) and the one-line help.

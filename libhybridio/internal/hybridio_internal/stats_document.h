@@ -1,6 +1,6 @@
 // stats_document.h - the narrow internal interface `hybridio run` uses to
 // add up the hybridio-stats/1 documents the shim writes, one per process
-// (libhybridio/src/stats_json.h).  Not public API; it exists so that cli/
+// (libhybridio/src/platform/stats_json.h).  Not public API; it exists so that cli/
 // includes no header of libhybridio/src and keeps no second reader.
 //
 // Thread-safe (no shared state); never throws except std::bad_alloc.

@@ -1,5 +1,5 @@
 // copy_offload.cc - see copy_offload.h.
-#include "copy_offload.h"
+#include "preload/copy_offload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,10 +8,10 @@
 
 #include <algorithm>
 
-#include "buffer_pool.h"
-#include "exact_call.h"
-#include "real_libc.h"
-#include "shim.h"
+#include "memory/buffer_pool.h"
+#include "preload/exact_call.h"
+#include "preload/real_libc.h"
+#include "preload/shim.h"
 
 namespace hybridio::preload {
 namespace {

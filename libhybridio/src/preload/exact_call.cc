@@ -1,5 +1,5 @@
 // exact_call.cc - see exact_call.h.
-#include "exact_call.h"
+#include "preload/exact_call.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,10 +11,11 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "../drop_behind.h"
-#include "../file.h"
-#include "../pinned_request.h"
-#include "real_libc.h"
+#include "file/file.h"
+#include "io/drop_behind.h"
+#include "io/pinned_request.h"
+#include "preload/real_libc.h"
+#include "runtime/runtime.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080  // Linux 6.14+ uapi value
@@ -187,7 +188,7 @@ bool exact_call(const TrackedRef& t, int fd, bool write, const iovec* iov, int c
       if (write && file->drops_behind(len)) {
         // The call itself, through the cache; its writeback and page drop
         // go behind it (drop_behind.h).
-        DropBehind drop;
+        DropBehind drop(Runtime::get().config().drop_behind_limit, Runtime::get().stats());
         if (drop.begin(fd, len)) {
           const ssize_t n = plain_call(fd, write, iov, count, at, 0);
           drop.finish(static_cast<uint64_t>(offset), n > 0 ? static_cast<uint64_t>(n) : 0);

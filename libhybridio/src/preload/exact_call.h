@@ -42,8 +42,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../fsize_limit.h"
-#include "fd_table.h"
+#include "platform/fsize_limit.h"
+#include "preload/fd_table.h"
 
 namespace hybridio::preload {
 

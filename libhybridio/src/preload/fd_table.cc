@@ -1,10 +1,10 @@
 // fd_table.cc - see fd_table.h.
-#include "fd_table.h"
+#include "preload/fd_table.h"
 
 #include <cstdlib>
 #include <new>
 
-#include "../file.h"
+#include "file/file.h"
 
 namespace hybridio::preload {
 

@@ -1,6 +1,6 @@
 // fd_table_test.cc - slot states, counted references outliving a reset,
 // and descriptors beyond the table.
-#include "fd_table.h"
+#include "preload/fd_table.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "../file.h"
+#include "file/file.h"
+#include "runtime/runtime.h"
 #include "temp_dir.h"
 
 namespace hybridio::preload {
@@ -17,7 +18,7 @@ namespace {
 
 Tracked* make_tracked(int fd) {
   File* f = nullptr;
-  if (File::adopt(fd, false, &f) != 0) return nullptr;
+  if (File::adopt(Runtime::get(), fd, false, &f) != 0) return nullptr;
   return new Tracked{f, 0, 0, 0, {1}};
 }
 

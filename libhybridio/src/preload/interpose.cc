@@ -18,11 +18,11 @@
 #include <climits>
 #include <cstdint>
 
-#include "../lease_guard.h"
-#include "copy_offload.h"
-#include "exact_call.h"
-#include "real_libc.h"
-#include "shim.h"
+#include "io/lease_guard.h"
+#include "preload/copy_offload.h"
+#include "preload/exact_call.h"
+#include "preload/real_libc.h"
+#include "preload/shim.h"
 
 using hybridio::preload::accel_stdio;
 using hybridio::preload::candidate_size;

@@ -1,5 +1,5 @@
 // path_rules.cc - see path_rules.h.
-#include "path_rules.h"
+#include "preload/path_rules.h"
 
 #include <fnmatch.h>
 #include <sys/xattr.h>

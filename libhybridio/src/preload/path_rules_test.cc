@@ -1,6 +1,6 @@
 // path_rules_test.cc - include/exclude prefixes and globs, and the
 // user.hybridio opt-out attribute on a real file.
-#include "path_rules.h"
+#include "preload/path_rules.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // real_libc.cc - see real_libc.h.
-#include "real_libc.h"
+#include "preload/real_libc.h"
 
 #include <dlfcn.h>
 

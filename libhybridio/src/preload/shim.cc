@@ -1,5 +1,5 @@
 // shim.cc - see shim.h.
-#include "shim.h"
+#include "preload/shim.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,19 +21,19 @@
 #include <string>
 #include <vector>
 
-#include "../drop_behind.h"
-#include "../file.h"
-#include "../fork_order.h"
-#include "../monotonic_clock.h"
-#include "../log.h"
-#include "../memory_headroom.h"
-#include "../private_fd.h"
-#include "../proc_files.h"
-#include "../runtime.h"
-#include "../uring_engine.h"
-#include "exact_call.h"
-#include "path_rules.h"
-#include "real_libc.h"
+#include "file/file.h"
+#include "io/drop_behind.h"
+#include "io/uring_engine.h"
+#include "platform/fork_order.h"
+#include "platform/log.h"
+#include "platform/monotonic_clock.h"
+#include "platform/private_fd.h"
+#include "platform/proc_files.h"
+#include "preload/exact_call.h"
+#include "preload/path_rules.h"
+#include "preload/real_libc.h"
+#include "probe/memory_headroom.h"
+#include "runtime/runtime.h"
 
 namespace hybridio::preload {
 namespace {
@@ -126,7 +126,7 @@ TrackedRef classify(int fd) {
     return TrackedRef();
   }
   File* file = nullptr;
-  if (File::adopt(fd, false, &file) != 0) {
+  if (File::adopt(Runtime::get(), fd, false, &file) != 0) {
     table.set_ignored(fd);
     return TrackedRef();
   }
@@ -191,6 +191,7 @@ bool in_vfork_child() { return getpid() != g_pid.load(std::memory_order_relaxed)
 // the shim it is refused, with one line on stderr.  The library's API keeps
 // it, with the contract in write_behind.h.
 void refuse_deferred_modes() {
+  Runtime::get();  // publishes the configured engine settings
   EngineSettings e = engine_settings();
   if (!e.write_behind) return;
   HIO_WARN("HYBRIDIO_WRITE_BEHIND not available under the LD_PRELOAD shim (it cannot keep POSIX semantics there); "
@@ -394,7 +395,7 @@ void on_opened(int fd) {
 
 void on_close(int fd) {
   if (passthrough() || in_vfork_child()) return;
-  if (File* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
+  if (PrivateFdOwner* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
   fd_table().reset(fd);
 }
 

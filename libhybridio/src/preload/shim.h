@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "fd_table.h"
+#include "preload/fd_table.h"
 
 namespace hybridio::preload {
 

@@ -1,0 +1,285 @@
+// learner_test.cc - the learner through its File seam (steer, observe,
+// flush), driven by the policy core with injected costs: no I/O, no
+// clock, a seeded random source; deterministic.
+#include "learn/learner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "platform/stats.h"
+
+namespace hybridio {
+namespace {
+
+constexpr uint64_t K = 1024, M = K * K, G = M * K;
+
+// A device: ns per byte of each path for a request of `len` bytes.
+using CostFn = std::function<double(hio_op op, hio_path path, uint64_t len)>;
+
+class Harness {
+ public:
+  explicit Harness(int streams, bool dontcache_ok = true, double jitter = 0.1)
+      : base_(defaults()),
+        fs_(LearnSettings(), base_),
+        files_(streams),
+        offsets_(streams, 0),
+        runs_(streams, 0),
+        dontcache_ok_(dontcache_ok),
+        jitter_(jitter) {
+    fs_.publish();
+    for (FileLearner& f : files_) f.attach(&fs_, -1, &stats_);
+  }
+
+  // `bytes` of requests of `len` on each stream in turn, costed by `cost`;
+  // a flush every `flush_every` bytes written per stream, which writes back
+  // the buffered bytes written since the last and the last `uncached_tail`
+  // uncached ones (still in flight), `flush_ns_per_byte` each.
+  void run(hio_op op, uint64_t len, uint64_t bytes, const CostFn& cost, uint64_t flush_every = 256 * M,
+           double flush_ns_per_byte = 0, uint64_t uncached_tail = 0) {
+    std::vector<uint64_t> since_flush(files_.size(), 0), buffered(files_.size(), 0), uncached(files_.size(), 0);
+    for (uint64_t done = 0; done < bytes;) {
+      for (size_t s = 0; s < files_.size() && done < bytes; ++s, done += len) {
+        hio_request req{};
+        req.op = op;
+        req.offset = offsets_[s];
+        req.length = len;
+        req.buf_addr = 1 << 20;
+        req.mem_align = req.offset_align = 4096;
+        req.file_size = ~0ULL >> 1;
+        req.cached_pages = 0;
+        req.dirty_pages = 0;
+        req.seq_run = runs_[s];
+        req.file_flags = dontcache_ok_ ? HIO_FILE_DONTCACHE_OK : 0;
+        hio_policy_config scratch;
+        bool probed = true;
+        const hio_policy_config& cfg = files_[s].steer(base_, req, true, &scratch, &probed);
+        hio_decision d;
+        hio_policy_decide(&cfg, &req, &d);
+        const double factor = 1 + jitter_ * (2 * uniform_(rng_) - 1);
+        files_[s].observe(req, d, len, static_cast<uint64_t>(cost(op, d.path, len) * len * factor), true);
+        ++paths_[d.path];
+        offsets_[s] += len;
+        ++runs_[s];
+        if (op == HIO_OP_WRITE) {
+          if (d.path == HIO_PATH_BUFFERED) buffered[s] += len;
+          if (d.path == HIO_PATH_DONTCACHE) uncached[s] += len;
+          if ((since_flush[s] += len) >= flush_every) {
+            const uint64_t pending = buffered[s] + std::min(uncached[s], uncached_tail);
+            files_[s].flush(static_cast<uint64_t>(pending * flush_ns_per_byte) + 1000, pending);
+            since_flush[s] = buffered[s] = uncached[s] = 0;
+          }
+        }
+      }
+    }
+  }
+
+  uint64_t threshold(hio_op op) const {
+    return fs_.model.threshold(op, op == HIO_OP_WRITE ? base_.write_threshold : base_.read_threshold);
+  }
+  hio_path offcache(hio_op op) const { return fs_.model.offcache(op); }
+  // Where an earlier workload left the crossover.
+  void set_side(hio_op op, int crossover, hio_path offcache) {
+    fs_.model.set_side(op, crossover, offcache);
+    fs_.publish();
+  }
+  uint64_t moves() const { return stats_.learn_moves.load(); }
+  uint64_t explored() const {
+    return stats_.learn_explored_buffered.load() + stats_.learn_explored_direct.load() +
+           stats_.learn_explored_dontcache.load();
+  }
+  // Requests per path since the last call.
+  uint64_t took(hio_path p) {
+    const uint64_t n = paths_[p];
+    paths_[p] = 0;
+    return n;
+  }
+
+ private:
+  static hio_policy_config defaults() {
+    hio_policy_config c;
+    hio_policy_config_defaults(&c);
+    return c;
+  }
+  hio_policy_config base_;
+  LearnedFs fs_;
+  Stats stats_;
+  std::vector<FileLearner> files_;
+  std::vector<uint64_t> offsets_;
+  std::vector<uint32_t> runs_;
+  bool dontcache_ok_;
+  double jitter_;
+  std::mt19937_64 rng_{42};
+  std::uniform_real_distribution<double> uniform_{0, 1};
+  uint64_t paths_[HIO_PATH_COUNT] = {};
+};
+
+// Direct pays a latency per request; the cache paths a flat rate.
+CostFn latency_device(double buffered, double direct_latency_ns, double direct, double uncached = 10) {
+  return [=](hio_op, hio_path p, uint64_t len) {
+    if (p == HIO_PATH_DIRECT) return direct_latency_ns / len + direct;
+    return p == HIO_PATH_BUFFERED ? buffered : uncached;
+  };
+}
+
+TEST(Learner, MovesToTheCrossoverOneOctaveAtATime) {
+  // Buffered 0.5 ns/byte; direct 100 us + 0.25 ns/byte: 1 MiB reads cost
+  // 0.35 direct, 256 KiB ones 0.63.  The configured threshold is 8 MiB.
+  Harness h(1, false);
+  const CostFn device = latency_device(0.5, 100e3, 0.25);
+  uint64_t last = h.threshold(HIO_OP_READ);
+  EXPECT_EQ(last, 8 * M);
+  for (int step = 0; step < 640; ++step) {  // one sample a step
+    h.run(HIO_OP_READ, 1 * M, 16 * M, device);
+    const uint64_t now = h.threshold(HIO_OP_READ);
+    EXPECT_TRUE(now == last || now == last / 2 || now == last * 2) << last << " -> " << now;
+    last = now;
+  }
+  EXPECT_EQ(last, 1 * M) << "1 MiB reads go direct";
+  h.took(HIO_PATH_DIRECT);
+  h.run(HIO_OP_READ, 1 * M, 1 * G, device);
+  EXPECT_GT(h.took(HIO_PATH_DIRECT), 950u) << "of 1024";
+  // 256 KiB reads stay in the cache, where they are cheaper.
+  h.run(HIO_OP_READ, 256 * K, 4 * G, device);
+  EXPECT_GE(h.threshold(HIO_OP_READ), 512 * K);
+  EXPECT_LE(h.threshold(HIO_OP_READ), 1 * M);
+  EXPECT_LE(h.explored(), (15 * G / 100) * 3 + 16 * M) << "at most 3 % of the bytes explore";
+}
+
+TEST(Learner, StaysPutUnderNoise) {
+  // Buffered and direct cost the same, each call +-25 %.
+  Harness h(1, false, 0.25);
+  const CostFn device = latency_device(0.4, 0, 0.4);
+  h.run(HIO_OP_READ, 4 * M, 32 * G, device);
+  EXPECT_EQ(h.moves(), 0u);
+  EXPECT_EQ(h.threshold(HIO_OP_READ), 8 * M);
+  EXPECT_GT(h.explored(), 0u);
+}
+
+TEST(Learner, RecoversWhenTheDeviceChangesSpeed) {
+  Harness h(1, false);
+  h.run(HIO_OP_READ, 4 * M, 8 * G, latency_device(0.5, 0, 0.2));
+  EXPECT_LE(h.threshold(HIO_OP_READ), 4 * M) << "direct is cheaper: 4 MiB reads leave the cache";
+  h.took(HIO_PATH_BUFFERED);
+  // The device slows down to a fifth.
+  h.run(HIO_OP_READ, 4 * M, 16 * G, latency_device(0.5, 0, 1.0));
+  EXPECT_GT(h.threshold(HIO_OP_READ), 4 * M) << "back in the cache";
+  h.took(HIO_PATH_BUFFERED);
+  h.run(HIO_OP_READ, 4 * M, 1 * G, latency_device(0.5, 0, 1.0));
+  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 240u) << "of 256";
+}
+
+TEST(Learner, ManyStreamsFindBufferedReadsWhereTheyWin) {
+  // A restore: 8 streams of 16 MiB reads, buffered 7.2 GB/s, direct 5.0,
+  // uncached 4.0.  16 MiB is above the configured 8 MiB: they start off
+  // the cache, direct.
+  Harness h(8);
+  const CostFn device = latency_device(1 / 7.2, 0, 1 / 5.0, 1 / 4.0);
+  h.run(HIO_OP_READ, 16 * M, 1 * G, device);
+  EXPECT_GT(h.took(HIO_PATH_DIRECT), 50u) << "of 64";
+  h.run(HIO_OP_READ, 16 * M, 32 * G, device);
+  EXPECT_GT(h.threshold(HIO_OP_READ), 16 * M);
+  EXPECT_EQ(h.offcache(HIO_OP_READ), HIO_PATH_DIRECT) << "the cheaper off-cache path stays";
+  h.took(HIO_PATH_BUFFERED);
+  h.run(HIO_OP_READ, 16 * M, 4 * G, device);
+  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 240u) << "of 256";
+}
+
+TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
+  // 1 MiB writes in a stream (the configured stream threshold: 1 MiB):
+  // off the cache, uncached, 0.5 ns/byte; direct 0.9; buffered 0.2 a call
+  // but 0.6 more at each flush.
+  Harness h(1);
+  const CostFn device = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_BUFFERED ? 0.2 : p == HIO_PATH_DIRECT ? 0.9 : 0.5;
+  };
+  h.run(HIO_OP_WRITE, 1 * M, 16 * G, device, 256 * M, 0.6);
+  EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
+  EXPECT_LE(h.threshold(HIO_OP_WRITE), 2 * M);
+  h.took(HIO_PATH_DONTCACHE);
+  h.run(HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.6);
+  EXPECT_GT(h.took(HIO_PATH_DONTCACHE), 950u) << "of 1024";
+  // Where the flush is cheap, the cache wins: the crossover goes up.
+  Harness cheap(1);
+  cheap.run(HIO_OP_WRITE, 1 * M, 16 * G, device, 256 * M, 0.05);
+  EXPECT_GT(cheap.threshold(HIO_OP_WRITE), 1 * M);
+  cheap.took(HIO_PATH_BUFFERED);
+  cheap.run(HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.05);
+  EXPECT_GT(cheap.took(HIO_PATH_BUFFERED), 950u) << "of 1024";
+}
+
+TEST(Learner, AFlushIsChargedToTheBytesItWroteBack) {
+  hio_policy_config policy;
+  hio_policy_config_defaults(&policy);
+  FsModel m(LearnSettings(), policy);
+  // 16 MiB buffered and 1008 MiB uncached 64 KiB writes; the flush found
+  // the 16 MiB dirty and 300 MiB of the uncached ones under writeback, and
+  // took 0.8 ns for each of those bytes.
+  uint64_t written[2][kSizeClasses] = {};
+  written[0][0] = 16 * M;
+  written[1][0] = 1008 * M;
+  m.charge_flush(written, 316 * M, static_cast<uint64_t>(316 * M * 0.8));
+  EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 0.8, 1e-6);
+  EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE).flush_ns_per_byte, 0.8 * 300 / 1008, 1e-6);
+  // Not known what was pending (or more than was written, others' pages):
+  // the flush is spread over every byte written through the cache.
+  FsModel even(LearnSettings(), policy);
+  even.charge_flush(written, kPendingUnknown, 1024 * M);
+  EXPECT_NEAR(even.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 1.0, 1e-6);
+  EXPECT_NEAR(even.estimate(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE).flush_ns_per_byte, 1.0, 1e-6);
+  FsModel capped(LearnSettings(), policy);
+  capped.charge_flush(written, 4 * G, 1024 * M);
+  EXPECT_NEAR(capped.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 1.0, 1e-6);
+}
+
+TEST(Learner, SmallWritesReturnToTheCacheWhenAMixedFlushSaysSo) {
+  // An earlier workload left 64 KiB writes off the cache.  Here a 64 KiB
+  // buffered write costs 0.1 ns/byte and 0.5 more at the flush; an
+  // uncached one 0.9, and each flush still waits for its last 64 MiB.
+  // Exploration's buffered runs are a few percent of a flush's bytes: were
+  // the whole flush charged to them, buffered would look five times dearer.
+  Harness h(1);
+  h.set_side(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE);
+  const CostFn device = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_BUFFERED ? 0.1 : p == HIO_PATH_DIRECT ? 2.0 : 0.9;
+  };
+  h.run(HIO_OP_WRITE, 64 * K, 16 * G, device, 256 * M, 0.5, 64 * M);
+  EXPECT_GT(h.threshold(HIO_OP_WRITE), 64 * K);
+  h.took(HIO_PATH_BUFFERED);
+  h.run(HIO_OP_WRITE, 64 * K, 1 * G, device, 256 * M, 0.5, 64 * M);
+  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 15000u) << "of 16384";
+}
+
+TEST(Learner, TheOffCachePathMovesToDirectWhereItIsCheaper) {
+  Harness h(1);
+  const CostFn device = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_BUFFERED ? 2.0 : p == HIO_PATH_DIRECT ? 0.3 : 0.6;
+  };
+  h.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.0);
+  EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DIRECT);
+  h.took(HIO_PATH_DIRECT);
+  h.run(HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.0);
+  EXPECT_GT(h.took(HIO_PATH_DIRECT), 240u) << "of 256";
+}
+
+TEST(Learner, CalibrationSeedsTheCrossover) {
+  hio_policy_config policy;
+  hio_policy_config_defaults(&policy);
+  FsModel m(LearnSettings(), policy);
+  for (int c = 0; c < kSizeClasses; ++c) {
+    const double direct = 1e5 / class_floor(c) + 0.25;  // 100 us + 0.25 ns/byte
+    m.set_estimate(HIO_OP_READ, c, HIO_PATH_BUFFERED, {10, 0.5, 0, 0, 0});
+    m.set_estimate(HIO_OP_READ, c, HIO_PATH_DIRECT, {10, direct, 0, 0, 0});
+  }
+  m.settle(HIO_OP_READ);
+  EXPECT_EQ(m.threshold(HIO_OP_READ, 8 * M), 512 * K);
+  m.settle(HIO_OP_WRITE);  // nothing measured: configured
+  EXPECT_EQ(m.threshold(HIO_OP_WRITE, 2 * M), 2 * M);
+}
+
+}  // namespace
+}  // namespace hybridio
