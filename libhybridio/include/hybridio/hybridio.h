@@ -136,7 +136,7 @@ struct hio_stats {
 	uint64_t read_ahead_dropped;
 	/* Appended with learned thresholds (docs/policy.md). */
 	uint64_t learn_samples;       /* requests whose cost was measured */
-	uint64_t learn_deferred;      /* syncs and closes whose time was charged to buffered writes */
+	uint64_t learn_deferred;      /* syncs and closes whose time was charged to writes */
 	uint64_t learn_explored_buffered;  /* bytes sent down a path the policy did not choose, to measure it */
 	uint64_t learn_explored_direct;
 	uint64_t learn_explored_dontcache;

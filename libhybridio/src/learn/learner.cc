@@ -132,24 +132,34 @@ bool FsModel::add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64
   return reconsider(op, c);
 }
 
-bool FsModel::charge_flush(const uint64_t written[2][kSizeClasses], uint64_t pending_bytes, uint64_t ns) {
-  uint64_t total[2] = {0, 0};
-  for (int k = 0; k < 2; ++k)
-    for (int c = 0; c < kSizeClasses; ++c) total[k] += written[k][c];
-  const uint64_t all = total[0] + total[1];
-  if (all == 0) return false;
-  // What the flush wrote back: the buffered bytes first, then the uncached.
-  const uint64_t back = pending_bytes == kPendingUnknown || pending_bytes == 0 ? all : std::min(pending_bytes, all);
-  const uint64_t back_of[2] = {std::min(total[0], back), back - std::min(total[0], back)};
-  const hio_path path_of[2] = {HIO_PATH_BUFFERED, HIO_PATH_DONTCACHE};
+bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t pending_bytes,
+                           uint64_t ns) {
+  uint64_t total[HIO_PATH_COUNT] = {};
+  for (int p = 0; p < HIO_PATH_COUNT; ++p)
+    for (int c = 0; c < kSizeClasses; ++c) total[p] += written[p][c];
+  const uint64_t cached = total[HIO_PATH_BUFFERED] + total[HIO_PATH_DONTCACHE];
+  // What the flush made durable: the pending bytes of the cache, buffered
+  // ones first, then uncached; and every direct byte.
+  const uint64_t from_cache = pending_bytes == kPendingUnknown ? cached : std::min(pending_bytes, cached);
+  uint64_t back_of[HIO_PATH_COUNT];
+  back_of[HIO_PATH_BUFFERED] = std::min(total[HIO_PATH_BUFFERED], from_cache);
+  back_of[HIO_PATH_DONTCACHE] = from_cache - back_of[HIO_PATH_BUFFERED];
+  back_of[HIO_PATH_DIRECT] = total[HIO_PATH_DIRECT];
+  uint64_t back = from_cache + total[HIO_PATH_DIRECT];
+  if (back == 0) {  // all written back before the flush: spread over the cache's bytes
+    back_of[HIO_PATH_BUFFERED] = total[HIO_PATH_BUFFERED];
+    back_of[HIO_PATH_DONTCACHE] = total[HIO_PATH_DONTCACHE];
+    back = cached;
+  }
+  if (back == 0) return false;
   bool moved = false;
-  for (int k = 0; k < 2; ++k) {
-    if (!total[k]) continue;
-    const double per_byte = static_cast<double>(ns) * static_cast<double>(back_of[k]) /
-                            static_cast<double>(back) / static_cast<double>(total[k]);
+  for (int p = 0; p < HIO_PATH_COUNT; ++p) {
+    if (!total[p]) continue;
+    const double per_byte = static_cast<double>(ns) * static_cast<double>(back_of[p]) /
+                            static_cast<double>(back) / static_cast<double>(total[p]);
     for (int c = 0; c < kSizeClasses; ++c) {
-      if (!written[k][c]) continue;
-      Estimate& e = est_[HIO_OP_WRITE][c][path_of[k]];
+      if (!written[p][c]) continue;
+      Estimate& e = est_[HIO_OP_WRITE][c][p];
       ++e.flushes;
       fold(&e.flush_ns_per_byte, nullptr, e.flushes, per_byte, s_.damping);
       moved |= reconsider(HIO_OP_WRITE, c);
@@ -206,6 +216,10 @@ bool FileLearner::learns(const hio_policy_config& base, const hio_request& req) 
 const hio_policy_config& FileLearner::steer(const hio_policy_config& base, hio_request& req, bool may_explore,
                                             hio_policy_config* scratch, bool* probed) {
   const hio_op op = req.op;
+  if (op == HIO_OP_WRITE) {
+    write_began_at_.store(fs_->write_events.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (fs_->writes_overlap.load(std::memory_order_relaxed)) may_explore = false;
+  }
   const uint32_t side = fs_->side[op].load(std::memory_order_relaxed);
   const int crossover = static_cast<int>(side & 0xff) - 1;
   const bool dontcache_ok = (req.file_flags & HIO_FILE_DONTCACHE_OK) != 0;
@@ -281,17 +295,25 @@ void FileLearner::observe(const hio_request& req, const hio_decision& d, uint64_
   if (c < 0) return;
   const LearnSettings& s = fs_->model.settings();
   const bool explored = d.rule == HIO_RULE_EXPLORED;
-  if (op == HIO_OP_WRITE && done && (d.path == HIO_PATH_BUFFERED || d.path == HIO_PATH_DONTCACHE))
-    unsynced_[d.path == HIO_PATH_BUFFERED ? 0 : 1][c].fetch_add(done, std::memory_order_relaxed);
+  bool overlapped = false;
+  if (op == HIO_OP_WRITE) {
+    // Another file's write began or ended during this one, or another
+    // thread wrote this file.
+    const uint64_t events = fs_->write_events.fetch_add(1, std::memory_order_relaxed);
+    overlapped = req.writers > 1 || events != write_began_at_.load(std::memory_order_relaxed);
+    fs_->writes_overlap.store(overlapped, std::memory_order_relaxed);
+    if (overlapped) unsynced_overlapped_.store(true, std::memory_order_relaxed);
+    if (done) unsynced_[d.path][c].fetch_add(done, std::memory_order_relaxed);
+  }
   if (explored) {
     stats_->add(d.path == HIO_PATH_BUFFERED ? stats_->learn_explored_buffered
                 : d.path == HIO_PATH_DIRECT ? stats_->learn_explored_direct
                                             : stats_->learn_explored_dontcache,
                 req.length);
-  } else if (by_size(d.rule)) {
+  } else if (by_size(d.rule) && !overlapped) {
     fs_->credit[op].fetch_add(static_cast<int64_t>(req.length * s.explore_percent), std::memory_order_relaxed);
   }
-  bool measure = timed && by_size(d.rule) && done == req.length;
+  bool measure = timed && by_size(d.rule) && done == req.length && !overlapped;
   // A partly cached read is not a sample of the path's cold cost.
   if (op == HIO_OP_READ && req.cached_pages > 0) measure = false;
   Batch finished[2];
@@ -343,12 +365,12 @@ void FileLearner::fold(hio_op op, const Batch& b) {
 
 void FileLearner::flush(uint64_t ns, uint64_t pending_bytes) {
   if (!fs_) return;
-  uint64_t written[2][kSizeClasses];
+  uint64_t written[HIO_PATH_COUNT][kSizeClasses];
   uint64_t total = 0;
-  for (int k = 0; k < 2; ++k)
+  for (int p = 0; p < HIO_PATH_COUNT; ++p)
     for (int c = 0; c < kSizeClasses; ++c)
-      total += written[k][c] = unsynced_[k][c].exchange(0, std::memory_order_relaxed);
-  if (total == 0) return;
+      total += written[p][c] = unsynced_[p][c].exchange(0, std::memory_order_relaxed);
+  if (unsynced_overlapped_.exchange(false, std::memory_order_relaxed) || total == 0) return;
   bool moved;
   {
     std::lock_guard<std::mutex> lock(fs_->mu);

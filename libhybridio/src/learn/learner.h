@@ -13,20 +13,29 @@
 //  - per size class (powers of two, 64 KiB .. 64 MiB and larger) and path,
 //    the wall time per byte: the mean of the first `damping` samples, then
 //    an exponential average.  A sample is a batch of consecutive measured
-//    calls on one path of one file, up to `run_bytes`.  A write through
-//    the cache also owes its share of the next flush (fsync, fdatasync,
-//    close): the flush's time is spread over the bytes it wrote back, the
-//    file's dirty and under-writeback bytes when it began (cachestat), the
-//    buffered bytes written since the last flush first (they are still
-//    dirty), the rest to the uncached ones (their writeback, begun by the
-//    write, not yet done); direct writes owe nothing.  When what was
-//    pending is not known, the flush is spread over all those bytes.
-//    Until a flush is charged, buffered writes are not known;
+//    calls on one path of one file, up to `run_bytes`.  A write also owes
+//    its share of the next flush (fsync, fdatasync, close): the flush's
+//    time is spread over the bytes it made durable.  Those are the file's
+//    dirty and under-writeback bytes when it began (cachestat), counted
+//    against the buffered bytes written since the last flush first (they
+//    are still dirty), the rest against the uncached ones (writeback begun
+//    by the write, not yet done), and every direct byte written since the
+//    last flush (in the device's volatile cache until the flush).  When
+//    what was pending is not known, every byte written through the cache
+//    counts.  Until a flush is charged, buffered writes are not known;
+//  - writes are measured only one file at a time: a write call during
+//    which a write to another file of the filesystem began or ended, or
+//    another thread wrote the same file, is not a sample, and neither is
+//    the flush after it.  With several writers the kernel throttles the
+//    ones that dirty pages for everyone's writeback while direct writers
+//    pass, so a call's own time misprices both paths.  Reads are measured
+//    under any number of streams;
 //  - exploration: each learned request earns `explore_percent` of its
 //    bytes as credit; a credit of `run_bytes` sends the next run of a
 //    stream (consecutive requests up to `run_bytes`, or one larger request)
 //    down another path, on every stream, reads of many streams included.
 //    A filesystem with nothing persisted starts with one run's credit.
+//    Writes earn no credit and do not explore while they overlap.
 //    The first request after a switch of path is not measured;
 //  - moves: after each sample of class c, the crossover moves one octave
 //    toward c when the path on the other side is cheaper at c by
@@ -99,11 +108,11 @@ class FsModel {
   // A measured batch: `bytes` of class c on `path` took `ns`.  True when
   // the crossover or the off-cache path moved.
   bool add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64_t ns);
-  // A flush took `ns` after writes of written[p][c] bytes per path p
-  // (buffered, uncached) and class c since the last one, with
-  // `pending_bytes` of the file dirty or under writeback when it began
-  // (kPendingUnknown: not known).  True when something moved.
-  bool charge_flush(const uint64_t written[2][kSizeClasses], uint64_t pending_bytes, uint64_t ns);
+  // A flush took `ns` after writes of written[p][c] bytes per path p and
+  // class c since the last one, with `pending_bytes` of the file dirty or
+  // under writeback when it began (kPendingUnknown: not known).  True when
+  // something moved.
+  bool charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t pending_bytes, uint64_t ns);
   // The path a run starting in class c, whose side is `in_use`, explores:
   // the alternative with the fewest samples there, ties taking turns.
   hio_path explore_target(hio_op op, int c, hio_path in_use, bool dontcache_ok);
@@ -147,12 +156,14 @@ struct LearnedFs {
   FsModel model;  // under mu
   std::atomic<uint32_t> side[2] = {{0}, {0}};  // crossover + 1 (0: configured) | offcache << 8
   std::atomic<int64_t> credit[2] = {{0}, {0}};  // bytes x 100 that may explore
+  std::atomic<uint64_t> write_events{0};          // learned write calls begun or ended
+  std::atomic<bool> writes_overlap{false};        // the last one overlapped another
   void publish();  // under mu
 };
 
 // One open file's side of the learner: its exploration runs, the path of
-// its last request, its batches and the bytes written through the cache
-// that its next flush is charged to.  Thread-safe; inert until attach().
+// its last request, its batches and the bytes written that its next flush
+// is charged to.  Thread-safe; inert until attach().
 class FileLearner {
  public:
   void attach(LearnedFs* fs, int fd, Stats* stats) {
@@ -201,7 +212,9 @@ class FileLearner {
   Batch batch_[2];
   hio_path last_path_[2] = {HIO_PATH_COUNT, HIO_PATH_COUNT};
   bool warm_stream_ = false;  // the read stream began on cached pages
-  std::atomic<uint64_t> unsynced_[2][kSizeClasses] = {};  // written since the last flush: buffered, uncached
+  std::atomic<uint64_t> write_began_at_{0};  // fs_->write_events after its last write began
+  std::atomic<bool> unsynced_overlapped_{false};  // a write since the last flush overlapped another
+  std::atomic<uint64_t> unsynced_[HIO_PATH_COUNT][kSizeClasses] = {};  // written since the last flush, per path
 };
 
 // The process's filesystems, created on first use and never freed.

@@ -38,13 +38,39 @@ class Harness {
   // `bytes` of requests of `len` on each stream in turn, costed by `cost`;
   // a flush every `flush_every` bytes written per stream, which writes back
   // the buffered bytes written since the last and the last `uncached_tail`
-  // uncached ones (still in flight), `flush_ns_per_byte` each.
+  // uncached ones (still in flight), `flush_ns_per_byte` each, and empties
+  // the device's volatile cache of the direct bytes written since the last,
+  // `direct_flush_ns_per_byte` each.  With `concurrent`, the streams' calls
+  // of a round all begin before any ends.
   void run(hio_op op, uint64_t len, uint64_t bytes, const CostFn& cost, uint64_t flush_every = 256 * M,
            double flush_ns_per_byte = 0, uint64_t uncached_tail = 0) {
-    std::vector<uint64_t> since_flush(files_.size(), 0), buffered(files_.size(), 0), uncached(files_.size(), 0);
+    std::vector<uint64_t> since_flush(files_.size(), 0);
+    std::vector<uint64_t> written(files_.size() * HIO_PATH_COUNT, 0);
+    struct Call {
+      size_t stream;
+      hio_request req;
+      hio_decision d;
+    };
+    auto end = [&](const Call& call) {
+      const size_t s = call.stream;
+      const double factor = 1 + jitter_ * (2 * uniform_(rng_) - 1);
+      files_[s].observe(call.req, call.d, len, static_cast<uint64_t>(cost(op, call.d.path, len) * len * factor), true);
+      ++paths_[call.d.path];
+      if (op != HIO_OP_WRITE) return;
+      uint64_t* w = &written[s * HIO_PATH_COUNT];
+      w[call.d.path] += len;
+      if ((since_flush[s] += len) < flush_every) return;
+      const uint64_t pending = w[HIO_PATH_BUFFERED] + std::min(w[HIO_PATH_DONTCACHE], uncached_tail);
+      const double ns = pending * flush_ns_per_byte + w[HIO_PATH_DIRECT] * direct_flush_ns_per_byte;
+      files_[s].flush(static_cast<uint64_t>(ns) + 1000, pending);
+      since_flush[s] = 0;
+      std::fill(w, w + HIO_PATH_COUNT, 0);
+    };
+    std::vector<Call> begun;
     for (uint64_t done = 0; done < bytes;) {
       for (size_t s = 0; s < files_.size() && done < bytes; ++s, done += len) {
-        hio_request req{};
+        Call call{s, {}, {}};
+        hio_request& req = call.req;
         req.op = op;
         req.offset = offsets_[s];
         req.length = len;
@@ -58,25 +84,21 @@ class Harness {
         hio_policy_config scratch;
         bool probed = true;
         const hio_policy_config& cfg = files_[s].steer(base_, req, true, &scratch, &probed);
-        hio_decision d;
-        hio_policy_decide(&cfg, &req, &d);
-        const double factor = 1 + jitter_ * (2 * uniform_(rng_) - 1);
-        files_[s].observe(req, d, len, static_cast<uint64_t>(cost(op, d.path, len) * len * factor), true);
-        ++paths_[d.path];
+        hio_policy_decide(&cfg, &req, &call.d);
         offsets_[s] += len;
         ++runs_[s];
-        if (op == HIO_OP_WRITE) {
-          if (d.path == HIO_PATH_BUFFERED) buffered[s] += len;
-          if (d.path == HIO_PATH_DONTCACHE) uncached[s] += len;
-          if ((since_flush[s] += len) >= flush_every) {
-            const uint64_t pending = buffered[s] + std::min(uncached[s], uncached_tail);
-            files_[s].flush(static_cast<uint64_t>(pending * flush_ns_per_byte) + 1000, pending);
-            since_flush[s] = buffered[s] = uncached[s] = 0;
-          }
-        }
+        if (concurrent)
+          begun.push_back(call);
+        else
+          end(call);
       }
+      for (const Call& call : begun) end(call);
+      begun.clear();
     }
   }
+
+  bool concurrent = false;
+  double direct_flush_ns_per_byte = 0;
 
   uint64_t threshold(hio_op op) const {
     return fs_.model.threshold(op, op == HIO_OP_WRITE ? base_.write_threshold : base_.read_threshold);
@@ -212,16 +234,16 @@ TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
   EXPECT_GT(cheap.took(HIO_PATH_BUFFERED), 950u) << "of 1024";
 }
 
-TEST(Learner, AFlushIsChargedToTheBytesItWroteBack) {
+TEST(Learner, AFlushIsChargedToTheBytesItMadeDurable) {
   hio_policy_config policy;
   hio_policy_config_defaults(&policy);
   FsModel m(LearnSettings(), policy);
   // 16 MiB buffered and 1008 MiB uncached 64 KiB writes; the flush found
   // the 16 MiB dirty and 300 MiB of the uncached ones under writeback, and
   // took 0.8 ns for each of those bytes.
-  uint64_t written[2][kSizeClasses] = {};
-  written[0][0] = 16 * M;
-  written[1][0] = 1008 * M;
+  uint64_t written[HIO_PATH_COUNT][kSizeClasses] = {};
+  written[HIO_PATH_BUFFERED][0] = 16 * M;
+  written[HIO_PATH_DONTCACHE][0] = 1008 * M;
   m.charge_flush(written, 316 * M, static_cast<uint64_t>(316 * M * 0.8));
   EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 0.8, 1e-6);
   EXPECT_NEAR(m.estimate(HIO_OP_WRITE, 0, HIO_PATH_DONTCACHE).flush_ns_per_byte, 0.8 * 300 / 1008, 1e-6);
@@ -234,6 +256,60 @@ TEST(Learner, AFlushIsChargedToTheBytesItWroteBack) {
   FsModel capped(LearnSettings(), policy);
   capped.charge_flush(written, 4 * G, 1024 * M);
   EXPECT_NEAR(capped.estimate(HIO_OP_WRITE, 0, HIO_PATH_BUFFERED).flush_ns_per_byte, 1.0, 1e-6);
+  // Direct bytes were in the device's cache until the flush: 992 MiB of
+  // 4 MiB writes and 32 uncached ones, nothing pending in the page cache.
+  uint64_t mixed[HIO_PATH_COUNT][kSizeClasses] = {};
+  mixed[HIO_PATH_DIRECT][6] = 992 * M;
+  mixed[HIO_PATH_DONTCACHE][6] = 32 * M;
+  FsModel device(LearnSettings(), policy);
+  device.charge_flush(mixed, 0, 992 * M);
+  EXPECT_NEAR(device.estimate(HIO_OP_WRITE, 6, HIO_PATH_DIRECT).flush_ns_per_byte, 1.0, 1e-6);
+  EXPECT_EQ(device.estimate(HIO_OP_WRITE, 6, HIO_PATH_DONTCACHE).flush_ns_per_byte, 0.0);
+  // 32 MiB of the uncached ones still pending: spread evenly.
+  FsModel both(LearnSettings(), policy);
+  both.charge_flush(mixed, 32 * M, 1024 * M);
+  EXPECT_NEAR(both.estimate(HIO_OP_WRITE, 6, HIO_PATH_DIRECT).flush_ns_per_byte, 1.0, 1e-6);
+  EXPECT_NEAR(both.estimate(HIO_OP_WRITE, 6, HIO_PATH_DONTCACHE).flush_ns_per_byte, 1.0, 1e-6);
+}
+
+TEST(Learner, DirectWritesOweTheFlushThatEmptiesTheDevicesCache) {
+  // 4 MiB writes: a direct call 0.2 ns/byte, then 0.8 more at the flush
+  // (a device with a volatile write cache); an uncached one 0.4, its
+  // writeback begun by the call; buffered 0.2 and 1.5 at the flush.
+  const CostFn device = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_DIRECT ? 0.2 : p == HIO_PATH_DONTCACHE ? 0.4 : 0.2;
+  };
+  Harness h(1);
+  h.direct_flush_ns_per_byte = 0.8;
+  h.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.5);
+  EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE) << "direct's calls are cheaper, its flushes are not";
+  // Where an earlier workload left direct, the flushes bring it back.
+  Harness back(1);
+  back.direct_flush_ns_per_byte = 0.8;
+  back.set_side(HIO_OP_WRITE, kConfigured, HIO_PATH_DIRECT);
+  back.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.5);
+  EXPECT_EQ(back.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
+  back.took(HIO_PATH_DONTCACHE);
+  back.run(HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.5);
+  EXPECT_GT(back.took(HIO_PATH_DONTCACHE), 240u) << "of 256";
+}
+
+TEST(Learner, WritesThatOverlapOthersAreNotMeasured) {
+  // 8 writers at once: each uncached call waits for the others' writeback
+  // (5 ns/byte), a direct one passes (0.5).  Were those times samples,
+  // direct would win; one writer at a time, the same costs move it.
+  const CostFn throttled = [](hio_op, hio_path p, uint64_t) {
+    return p == HIO_PATH_DIRECT ? 0.5 : p == HIO_PATH_DONTCACHE ? 5.0 : 4.0;
+  };
+  Harness h(8);
+  h.concurrent = true;
+  h.run(HIO_OP_WRITE, 4 * M, 32 * G, throttled, 256 * M, 0.5);
+  EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
+  EXPECT_EQ(h.moves(), 0u);
+  EXPECT_LE(h.explored(), 4 * M) << "no exploration while writes overlap";
+  h.concurrent = false;
+  h.run(HIO_OP_WRITE, 4 * M, 32 * G, throttled, 256 * M, 0.5);
+  EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DIRECT);
 }
 
 TEST(Learner, SmallWritesReturnToTheCacheWhenAMixedFlushSaysSo) {
