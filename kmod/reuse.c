@@ -133,7 +133,7 @@ void hfs_reuse_consult(struct inode *inode, const struct hio_policy_config *cfg,
 	struct hfs_reuse *h = &HFS_I(inode)->reuse;
 	unsigned int window = READ_ONCE(hfs_reuse_window);
 	bool off_cache, reread, admitted_before, admit = false;
-	u64 mask, size = r->file_size, len;
+	u64 mask, need, size = r->file_size, len;
 	u32 now;
 
 	if (r->op != HIO_OP_READ || cfg->mode != HIO_MODE_HYBRID || !window ||
@@ -153,7 +153,8 @@ void hfs_reuse_consult(struct inode *inode, const struct hio_policy_config *cfg,
 		hfs_reuse_reset_locked(sbi, h);
 		h->size = size;
 	}
-	reread = h->last && (h->read & mask) == mask;
+	need = hio_reuse_reread_mask(size, r->offset, r->length);
+	reread = h->last && (h->read & need) == need;
 	admitted_before = h->last && (h->admitted & mask) == mask;
 	spin_unlock(&h->lock);
 

@@ -33,14 +33,15 @@ static int __init hfs_policy_test_init(void)
 		const struct hio_reuse_extent_case *c = &hio_reuse_extent_cases[i];
 		u64 got = hio_reuse_extent_mask(c->size, c->offset, c->length);
 		u64 done = hio_reuse_finished_mask(c->size, c->offset, c->length);
+		u64 need = hio_reuse_reread_mask(c->size, c->offset, c->length);
 
-		if (got == c->mask && done == c->finished) {
+		if (got == c->mask && done == c->finished && need == c->reread) {
 			passed++;
 			continue;
 		}
 		failed++;
-		pr_err("hfs_policy_test: FAIL extents of %llu at %llu+%llu: %#llx finished %#llx, want %#llx finished %#llx\n",
-		       c->size, c->offset, c->length, got, done, c->mask, c->finished);
+		pr_err("hfs_policy_test: FAIL extents of %llu at %llu+%llu: %#llx finished %#llx re-read %#llx, want %#llx finished %#llx re-read %#llx\n",
+		       c->size, c->offset, c->length, got, done, need, c->mask, c->finished, c->reread);
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		err = hio_reuse_admission_holds(keys[i]);

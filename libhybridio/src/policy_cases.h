@@ -133,8 +133,9 @@ static inline bool hio_policy_case_holds(const struct hio_policy_case *c,
 
 /*
  * An extent row: the bitmaps of the extents a read of [offset, offset +
- * length) of a file of size touches (hio_reuse_extent_mask()) and finishes
- * (hio_reuse_finished_mask()).
+ * length) of a file of size touches (hio_reuse_extent_mask()), finishes
+ * (hio_reuse_finished_mask()) and must find read before to be a re-read
+ * (hio_reuse_reread_mask()).
  */
 struct hio_reuse_extent_case {
 	hio_u64 size;
@@ -142,19 +143,22 @@ struct hio_reuse_extent_case {
 	hio_u64 length;
 	hio_u64 mask;
 	hio_u64 finished;
+	hio_u64 reread;
 };
 
 static const struct hio_reuse_extent_case hio_reuse_extent_cases[] = {
-	{ 16 * HIO_CASE_MIB, 0, 16 * HIO_CASE_MIB, 0xffffULL, 0xffffULL },
-	{ 16 * HIO_CASE_MIB, 0, 64 * HIO_CASE_MIB, 0xffffULL, 0xffffULL }, /* clamped to the size */
-	{ 16 * HIO_CASE_MIB, 3 * HIO_CASE_MIB + 5, 1, 0x8ULL, 0 },
-	{ 64 * HIO_CASE_MIB + 1, 64 * HIO_CASE_MIB, 1, 1ULL << 32, 1ULL << 32 }, /* 2 MiB extents; the last byte */
-	{ 1024 * HIO_CASE_MIB, 0, 1, 1ULL, 0 },                      /* 16 MiB extents */
-	{ 1024 * HIO_CASE_MIB, 8 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 0x3ULL, 0x1ULL },
-	{ 1024 * HIO_CASE_MIB, 15 * HIO_CASE_MIB, 17 * HIO_CASE_MIB, 0x3ULL, 0x3ULL },
-	{ 1024 * HIO_CASE_MIB, 1008 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1ULL << 63, 1ULL << 63 },
-	{ 16 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1, 0, 0 },           /* at EOF */
-	{ 16 * HIO_CASE_MIB, 0, 0, 0, 0 },                           /* empty */
+	{ 16 * HIO_CASE_MIB, 0, 16 * HIO_CASE_MIB, 0xffffULL, 0xffffULL, 0xffffULL },
+	{ 16 * HIO_CASE_MIB, 0, 64 * HIO_CASE_MIB, 0xffffULL, 0xffffULL, 0xffffULL }, /* clamped to the size */
+	{ 16 * HIO_CASE_MIB, 3 * HIO_CASE_MIB + 5, 1, 0x8ULL, 0, 0x8ULL },
+	{ 64 * HIO_CASE_MIB + 1, 64 * HIO_CASE_MIB, 1, 1ULL << 32, 1ULL << 32, 1ULL << 32 }, /* 2 MiB extents; the last byte */
+	{ 1024 * HIO_CASE_MIB, 0, 1, 1ULL, 0, 1ULL },                       /* 16 MiB extents */
+	{ 1024 * HIO_CASE_MIB, 8 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 0x3ULL, 0x1ULL, 0x1ULL },
+	{ 1024 * HIO_CASE_MIB, 15 * HIO_CASE_MIB, 17 * HIO_CASE_MIB, 0x3ULL, 0x3ULL, 0x3ULL },
+	{ 1024 * HIO_CASE_MIB, 1008 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1ULL << 63, 1ULL << 63, 1ULL << 63 },
+	/* 4 MiB extents; the last 12 bytes (a trailer) not read */
+	{ 146600640ULL, 0, 146600628ULL, 0x7ffffffffULL, 0x3ffffffffULL, 0x3ffffffffULL },
+	{ 16 * HIO_CASE_MIB, 16 * HIO_CASE_MIB, 1, 0, 0, 0 },           /* at EOF */
+	{ 16 * HIO_CASE_MIB, 0, 0, 0, 0, 0 },                           /* empty */
 };
 
 /*

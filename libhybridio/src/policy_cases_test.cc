@@ -25,6 +25,8 @@ TEST(PolicyCases, EveryExtentRowHolds) {
         << "size " << c.size << " offset " << c.offset << " length " << c.length;
     EXPECT_EQ(hio_reuse_finished_mask(c.size, c.offset, c.length), c.finished)
         << "finished: size " << c.size << " offset " << c.offset << " length " << c.length;
+    EXPECT_EQ(hio_reuse_reread_mask(c.size, c.offset, c.length), c.reread)
+        << "re-read: size " << c.size << " offset " << c.offset << " length " << c.length;
   }
 }
 

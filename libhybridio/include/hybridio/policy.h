@@ -640,6 +640,20 @@ static inline hio_u64 hio_reuse_finished_mask(hio_u64 size, hio_u64 offset, hio_
 }
 
 /*
+ * The extents that must have been read before for [offset, offset + length)
+ * to be a re-read: those it finishes, or, when it finishes none (a call
+ * inside one extent), the extent it touches.  A read that stops short of the
+ * file's end inside its last extent (a trailer it does not read) is a re-read
+ * of the extents it finishes.
+ */
+static inline hio_u64 hio_reuse_reread_mask(hio_u64 size, hio_u64 offset, hio_u64 length)
+{
+	hio_u64 finished = hio_reuse_finished_mask(size, offset, length);
+
+	return finished ? finished : hio_reuse_extent_mask(size, offset, length);
+}
+
+/*
  * Is extent `extent` of file `key` in the subset that fits `budget` bytes
  * of `read_bytes` read within the window?  hash < budget * 2^64 / read_bytes,
  * computed without a division: (hash + 1) * read_bytes <= budget * 2^64.

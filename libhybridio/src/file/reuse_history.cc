@@ -206,7 +206,8 @@ ReuseVerdict ReuseHistory::lookup(const FileIdentity& id, uint64_t offset, uint6
   if (!e || mask == 0) return v;
   const uint32_t last = load(&e->last);
   if (last == 0 || now - last > window) return v;  // read longer ago than the window (or in the future)
-  v.reread = (load(&e->read) & mask) == mask;
+  const uint64_t need = hio_reuse_reread_mask(id.size, offset, length);
+  v.reread = (load(&e->read) & need) == need;
   v.admitted_before = (load(&e->admitted) & mask) == mask;
   return v;
 }

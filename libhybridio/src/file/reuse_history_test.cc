@@ -119,6 +119,17 @@ TEST_F(ReuseHistoryTest, APassInCallsSmallerThanAnExtentIsNotItsOwnReread) {
   }
 }
 
+TEST_F(ReuseHistoryTest, AReadThatLeavesTheFilesTrailerIsAReread) {
+  // A sample file of 146,600,640 bytes (4 MiB extents) whose reader reads
+  // all but its last 12 bytes in one call, every epoch: the second epoch's
+  // read is a re-read though the last extent is never finished.
+  const FileIdentity id = file(1, 146600640);
+  const uint64_t len = 146600628;
+  EXPECT_FALSE(h_->lookup(id, 0, len, 100, kWindow).reread);
+  h_->record(id, 0, len, 100, ReuseHistory::Outcome::kOffCache);
+  EXPECT_TRUE(h_->lookup(id, 0, len, 101, kWindow).reread);
+}
+
 TEST_F(ReuseHistoryTest, AStableSubsetWhenTheDataExceedsTheBudget) {
   constexpr int kFiles = 400;
   const uint64_t dataset = kFiles * 16 * M, budget = dataset / 4;
