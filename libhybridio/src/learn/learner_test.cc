@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "platform/stats.h"
@@ -114,6 +115,13 @@ class Harness {
     return stats_.learn_explored_buffered.load() + stats_.learn_explored_direct.load() +
            stats_.learn_explored_dontcache.load();
   }
+  // Requests on `p` of a further run(args...).
+  template <typename... Args>
+  uint64_t then_took(hio_path p, Args&&... args) {
+    took(p);
+    run(std::forward<Args>(args)...);
+    return took(p);
+  }
   // Requests per path since the last call.
   uint64_t took(hio_path p) {
     const uint64_t n = paths_[p];
@@ -162,9 +170,7 @@ TEST(Learner, MovesToTheCrossoverOneOctaveAtATime) {
     last = now;
   }
   EXPECT_EQ(last, 1 * M) << "1 MiB reads go direct";
-  h.took(HIO_PATH_DIRECT);
-  h.run(HIO_OP_READ, 1 * M, 1 * G, device);
-  EXPECT_GT(h.took(HIO_PATH_DIRECT), 950u) << "of 1024";
+  EXPECT_GT(h.then_took(HIO_PATH_DIRECT, HIO_OP_READ, 1 * M, 1 * G, device), 950u) << "of 1024";
   // 256 KiB reads stay in the cache, where they are cheaper.
   h.run(HIO_OP_READ, 256 * K, 4 * G, device);
   EXPECT_GE(h.threshold(HIO_OP_READ), 512 * K);
@@ -186,13 +192,10 @@ TEST(Learner, RecoversWhenTheDeviceChangesSpeed) {
   Harness h(1, false);
   h.run(HIO_OP_READ, 4 * M, 8 * G, latency_device(0.5, 0, 0.2));
   EXPECT_LE(h.threshold(HIO_OP_READ), 4 * M) << "direct is cheaper: 4 MiB reads leave the cache";
-  h.took(HIO_PATH_BUFFERED);
   // The device slows down to a fifth.
   h.run(HIO_OP_READ, 4 * M, 16 * G, latency_device(0.5, 0, 1.0));
   EXPECT_GT(h.threshold(HIO_OP_READ), 4 * M) << "back in the cache";
-  h.took(HIO_PATH_BUFFERED);
-  h.run(HIO_OP_READ, 4 * M, 1 * G, latency_device(0.5, 0, 1.0));
-  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 240u) << "of 256";
+  EXPECT_GT(h.then_took(HIO_PATH_BUFFERED, HIO_OP_READ, 4 * M, 1 * G, latency_device(0.5, 0, 1.0)), 240u) << "of 256";
 }
 
 TEST(Learner, ManyStreamsFindBufferedReadsWhereTheyWin) {
@@ -206,9 +209,7 @@ TEST(Learner, ManyStreamsFindBufferedReadsWhereTheyWin) {
   h.run(HIO_OP_READ, 16 * M, 32 * G, device);
   EXPECT_GT(h.threshold(HIO_OP_READ), 16 * M);
   EXPECT_EQ(h.offcache(HIO_OP_READ), HIO_PATH_DIRECT) << "the cheaper off-cache path stays";
-  h.took(HIO_PATH_BUFFERED);
-  h.run(HIO_OP_READ, 16 * M, 4 * G, device);
-  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 240u) << "of 256";
+  EXPECT_GT(h.then_took(HIO_PATH_BUFFERED, HIO_OP_READ, 16 * M, 4 * G, device), 240u) << "of 256";
 }
 
 TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
@@ -222,16 +223,12 @@ TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
   h.run(HIO_OP_WRITE, 1 * M, 16 * G, device, 256 * M, 0.6);
   EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
   EXPECT_LE(h.threshold(HIO_OP_WRITE), 2 * M);
-  h.took(HIO_PATH_DONTCACHE);
-  h.run(HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.6);
-  EXPECT_GT(h.took(HIO_PATH_DONTCACHE), 950u) << "of 1024";
+  EXPECT_GT(h.then_took(HIO_PATH_DONTCACHE, HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.6), 950u) << "of 1024";
   // Where the flush is cheap, the cache wins: the crossover goes up.
   Harness cheap(1);
   cheap.run(HIO_OP_WRITE, 1 * M, 16 * G, device, 256 * M, 0.05);
   EXPECT_GT(cheap.threshold(HIO_OP_WRITE), 1 * M);
-  cheap.took(HIO_PATH_BUFFERED);
-  cheap.run(HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.05);
-  EXPECT_GT(cheap.took(HIO_PATH_BUFFERED), 950u) << "of 1024";
+  EXPECT_GT(cheap.then_took(HIO_PATH_BUFFERED, HIO_OP_WRITE, 1 * M, 1 * G, device, 256 * M, 0.05), 950u) << "of 1024";
 }
 
 TEST(Learner, AFlushIsChargedToTheBytesItMadeDurable) {
@@ -289,9 +286,7 @@ TEST(Learner, DirectWritesOweTheFlushThatEmptiesTheDevicesCache) {
   back.set_side(HIO_OP_WRITE, kConfigured, HIO_PATH_DIRECT);
   back.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.5);
   EXPECT_EQ(back.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
-  back.took(HIO_PATH_DONTCACHE);
-  back.run(HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.5);
-  EXPECT_GT(back.took(HIO_PATH_DONTCACHE), 240u) << "of 256";
+  EXPECT_GT(back.then_took(HIO_PATH_DONTCACHE, HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.5), 240u) << "of 256";
 }
 
 TEST(Learner, WritesThatOverlapOthersAreNotMeasured) {
@@ -325,9 +320,7 @@ TEST(Learner, SmallWritesReturnToTheCacheWhenAMixedFlushSaysSo) {
   };
   h.run(HIO_OP_WRITE, 64 * K, 16 * G, device, 256 * M, 0.5, 64 * M);
   EXPECT_GT(h.threshold(HIO_OP_WRITE), 64 * K);
-  h.took(HIO_PATH_BUFFERED);
-  h.run(HIO_OP_WRITE, 64 * K, 1 * G, device, 256 * M, 0.5, 64 * M);
-  EXPECT_GT(h.took(HIO_PATH_BUFFERED), 15000u) << "of 16384";
+  EXPECT_GT(h.then_took(HIO_PATH_BUFFERED, HIO_OP_WRITE, 64 * K, 1 * G, device, 256 * M, 0.5, 64 * M), 15000u) << "of 16384";
 }
 
 TEST(Learner, TheOffCachePathMovesToDirectWhereItIsCheaper) {
@@ -337,9 +330,7 @@ TEST(Learner, TheOffCachePathMovesToDirectWhereItIsCheaper) {
   };
   h.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.0);
   EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DIRECT);
-  h.took(HIO_PATH_DIRECT);
-  h.run(HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.0);
-  EXPECT_GT(h.took(HIO_PATH_DIRECT), 240u) << "of 256";
+  EXPECT_GT(h.then_took(HIO_PATH_DIRECT, HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.0), 240u) << "of 256";
 }
 
 TEST(Learner, CalibrationSeedsTheCrossover) {
