@@ -323,8 +323,10 @@ void FileLearner::observe(const hio_request& req, const hio_decision& d, uint64_
     const hio_path previous = last_path_[op];
     last_path_[op] = d.path;
     // The first request on a path after another's, in a stream, pays for
-    // the switch (readahead starting over, the other path's writeback).
-    if (req.seq_run > 0 && previous != d.path && previous != HIO_PATH_COUNT && req.length < s.run_bytes)
+    // the switch (readahead starting over, the other path's writeback);
+    // one of half a run or more is measured all the same: it is the only
+    // request of its exploration run, and the switch is small beside it.
+    if (req.seq_run > 0 && previous != d.path && previous != HIO_PATH_COUNT && req.length < s.run_bytes / 2)
       measure = false;
     if (op == HIO_OP_READ && d.path == HIO_PATH_BUFFERED && warm_stream_) measure = false;
     if (measure) {

@@ -36,7 +36,8 @@
 //    down another path, on every stream, reads of many streams included.
 //    A filesystem with nothing persisted starts with one run's credit.
 //    Writes earn no credit and do not explore while they overlap.
-//    The first request after a switch of path is not measured;
+//    The first request after a switch of path is not measured unless it
+//    is at least half of `run_bytes`;
 //  - moves: after each sample of class c, the crossover moves one octave
 //    toward c when the path on the other side is cheaper at c by
 //    `margin_percent` and `noise_sigmas` standard errors, and the off-cache

@@ -212,6 +212,17 @@ TEST(Learner, ManyStreamsFindBufferedReadsWhereTheyWin) {
   EXPECT_GT(h.then_took(HIO_PATH_BUFFERED, HIO_OP_READ, 16 * M, 4 * G, device), 240u) << "of 256";
 }
 
+TEST(Learner, RecordsOfLessThanARunAreMeasuredWhenExplored) {
+  // A restore's 12 MiB records in 8 streams, read direct from a fresh
+  // state (the configured 8 MiB threshold); buffered costs a third.  An
+  // exploration run holds one such record, the first after a switch.
+  Harness h(8);
+  const CostFn device = latency_device(0.15, 0, 0.5, 0.6);
+  h.run(HIO_OP_READ, 12 * M, 8 * G, device);
+  EXPECT_GT(h.threshold(HIO_OP_READ), 12 * M);
+  EXPECT_GT(h.then_took(HIO_PATH_BUFFERED, HIO_OP_READ, 12 * M, 1 * G, device), 75u) << "of 85";
+}
+
 TEST(Learner, WritesStartUncachedAndBufferedOnesOweTheirFlush) {
   // 1 MiB writes in a stream (the configured stream threshold: 1 MiB):
   // off the cache, uncached, 0.5 ns/byte; direct 0.9; buffered 0.2 a call
