@@ -6,11 +6,12 @@
  * It is the input of the policy's reuse rule, as libhybridio's shared
  * history is the library's (docs/policy.md): a hybrid read that the policy
  * sends off the cache (direct or uncached) is re-use when every extent it
- * touches was read off the cache within hfs_reuse_window seconds (a read
- * off the cache marks only the extents whose last byte it reads,
- * hio_reuse_finished_mask(), so a pass in small calls is not its own
- * re-read).  It is
- * admitted when all the data the mount's histories hold fits the budget
+ * finishes, or the one it touches when it finishes none, was read off the
+ * cache within hfs_reuse_window seconds (hio_reuse_reread_mask()).  A read
+ * off the cache marks only the extents whose last byte it reads
+ * (hio_reuse_finished_mask()), so a pass in small calls is not its own
+ * re-read, and a read that leaves a file's trailer unread is a re-read of
+ * the rest.  It is admitted when all the data the mount's histories hold fits the budget
  * (seven eighths of MemAvailable, the room for page cache), or else when
  * the extent is in the stable hash subset that does (hio_reuse_admits(),
  * budget / bytes read); the request is then

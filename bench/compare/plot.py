@@ -38,7 +38,7 @@ def kind(doc):
     return None
 
 
-def plot_regret(plt, docs, names):
+def plot_regret(plt, docs):
     cells = [c for doc in docs for c in doc["cells"]]
     ops = [op for op in ("write", "read") if any(c["op"] == op for c in cells)]
     classes = [k for k in ("below", "above") if any(c["file_class"] == k for c in cells)]
@@ -73,7 +73,7 @@ def plot_regret(plt, docs, names):
     return fig
 
 
-def plot_train(plt, docs, names):
+def plot_train(plt, docs):
     fig, axes = plt.subplots(1, len(docs), figsize=(5.6 * len(docs), 3.8), squeeze=False)
     for ax, doc in zip(axes[0], docs):
         t = doc["train"]
@@ -123,7 +123,7 @@ def main(argv):
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "hybridio"  # fixed ids: the same JSON makes the same SVG
     import matplotlib.pyplot as plt
-    fig = (plot_regret if kinds == {"regret"} else plot_train)(plt, docs, args.json)
+    fig = (plot_regret if kinds == {"regret"} else plot_train)(plt, docs)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     fig.savefig(args.out, format="svg", metadata={"Date": None})

@@ -16,11 +16,12 @@
 // of its kProbe read longest ago (a flood of files evicts the oldest).
 //
 // Admission (reuse_admits()).  A read is re-use when every extent it
-// touches was read off the cache before, within the window; a read off
+// finishes, or the one it touches when it finishes none, was read off the
+// cache before, within the window (hio_reuse_reread_mask()).  A read off
 // the cache marks as read only the extents whose last byte it reads
 // (hio_reuse_finished_mask()), so a pass in calls smaller than an extent
-// is not its own re-read.  It is
-// admitted when all the data read within the window fits the budget, or
+// is not its own re-read, and a read that leaves a file's trailer unread
+// is a re-read of the rest.  It is admitted when all the data read within the window fits the budget, or
 // else when a hash of (file, extent of its first byte) falls below
 // budget / bytes read: a stable subset - the same extents every epoch from
 // the first re-read on, and a smaller budget admits a subset of what a

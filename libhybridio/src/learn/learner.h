@@ -84,7 +84,7 @@ struct LearnSettings {
 struct Estimate {
   uint32_t samples = 0;
   double ns_per_byte = 0, var = 0;  // wall time of the calls, and a sample's variance
-  uint32_t flushes = 0;             // writes through the cache: flushes charged ...
+  uint32_t flushes = 0;             // writes: flushes charged ...
   double flush_ns_per_byte = 0;     // ... and their time per byte written
 };
 
