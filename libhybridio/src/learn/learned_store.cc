@@ -20,7 +20,7 @@
 namespace hybridio {
 namespace {
 
-constexpr const char* kSchema = "hybridio-learned/2";
+constexpr const char* kSchema = "hybridio-learned/3";
 constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; at most this much is read
 
 // mkdir -p; 0 or -errno.

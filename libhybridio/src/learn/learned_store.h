@@ -7,7 +7,7 @@
 // A file is named by the filesystem's stable key (statfs f_type and f_fsid)
 // and written through a temporary name and a rename.  Format:
 //
-//   schema hybridio-learned/2
+//   schema hybridio-learned/3
 //   fs ef53-1b2c3d4e5f607182
 //   side write 4M dontcache        (crossover: a size, "none" or "configured")
 //   write 4M direct 12 0.4501 0.0012 0 0

@@ -19,6 +19,9 @@ namespace {
 constexpr uint32_t kLearnFlags = HIO_FILE_PREFER_DONTCACHE | HIO_FILE_LEARNED | HIO_FILE_EXPLORE;
 constexpr uint32_t kNotLearned =
     HIO_FILE_CALLER_DIRECT | HIO_FILE_SYNC | HIO_FILE_APPEND | HIO_FILE_MAPPED | HIO_FILE_NO_DIRECT;
+// A class whose path is settled earns this fraction of the exploration
+// credit of one that is not.
+constexpr int64_t kSettledShare = 4;
 // A request that starts at most this far past the end of a run's previous
 // one continues it: small calls (record headers) lie between large ones.
 constexpr uint64_t kRunGapBytes = 1 << 20;
@@ -169,6 +172,18 @@ bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses],
   return moved;
 }
 
+bool FsModel::settled(hio_op op, int c) const {
+  const int x = crossover_[op] == kConfigured ? start_class(op) : crossover_[op];
+  const hio_path in_use = c >= x ? offcache_[op] : HIO_PATH_BUFFERED;
+  bool compared = false;
+  for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
+    if (p == in_use || est_[op][c][p].samples == 0) continue;
+    if (!clearly_cheaper(op, c, in_use, p)) return false;
+    compared = true;
+  }
+  return compared;
+}
+
 hio_path FsModel::explore_target(hio_op op, int c, hio_path in_use, bool dontcache_ok) {
   hio_path candidates[2];
   int n = 0;
@@ -202,9 +217,14 @@ void FsModel::settle(hio_op op) {
 // ---- LearnedFs ----
 
 void LearnedFs::publish() {
-  for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE})
+  for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE}) {
     side[op].store(static_cast<uint32_t>(model.crossover(op) + 1) | (static_cast<uint32_t>(model.offcache(op)) << 8),
                    std::memory_order_relaxed);
+    uint32_t bits = 0;
+    for (int c = 0; c < kSizeClasses; ++c)
+      if (model.settled(op, c)) bits |= 1u << c;
+    settled[op].store(bits, std::memory_order_relaxed);
+  }
 }
 
 // ---- FileLearner ----
@@ -262,15 +282,16 @@ const hio_policy_config& FileLearner::steer(const hio_policy_config& base, hio_r
       run.path = HIO_PATH_COUNT;
     }
   }
+  const int c = size_class(req.length);
   const uint64_t run_bytes = std::max<uint64_t>(req.length, fs_->model.settings().run_bytes);
   const int64_t price = static_cast<int64_t>(run_bytes) * 100;
-  if (target == HIO_PATH_COUNT && may_explore && fs_->credit[op].load(std::memory_order_relaxed) >= price) {
+  if (target == HIO_PATH_COUNT && may_explore && fs_->credit[op][c].load(std::memory_order_relaxed) >= price) {
     {
       std::unique_lock<std::mutex> lock(fs_->mu, std::try_to_lock);
-      if (lock.owns_lock()) target = fs_->model.explore_target(op, size_class(req.length), in_use, dontcache_ok);
+      if (lock.owns_lock()) target = fs_->model.explore_target(op, c, in_use, dontcache_ok);
     }
     if (target != HIO_PATH_COUNT) {
-      fs_->credit[op].fetch_sub(price, std::memory_order_relaxed);
+      fs_->credit[op][c].fetch_sub(price, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(mu_);
       run_[op] = Run{target, req.offset + req.length, run_bytes - req.length};
     }
@@ -311,7 +332,9 @@ void FileLearner::observe(const hio_request& req, const hio_decision& d, uint64_
                                             : stats_->learn_explored_dontcache,
                 req.length);
   } else if (by_size(d.rule) && !overlapped) {
-    fs_->credit[op].fetch_add(static_cast<int64_t>(req.length * s.explore_percent), std::memory_order_relaxed);
+    int64_t earned = static_cast<int64_t>(req.length * s.explore_percent);
+    if (fs_->settled[op].load(std::memory_order_relaxed) & (1u << c)) earned /= kSettledShare;
+    fs_->credit[op][c].fetch_add(earned, std::memory_order_relaxed);
   }
   bool measure = timed && by_size(d.rule) && done == req.length && !overlapped;
   // A partly cached read is not a sample of the path's cold cost.
@@ -360,7 +383,7 @@ void FileLearner::fold(hio_op op, const Batch& b) {
     std::lock_guard<std::mutex> lock(fs_->mu);
     for (int c = 0; c < kSizeClasses; ++c)
       if (b.class_bytes[c]) moved |= fs_->model.add_sample(op, c, b.path, b.bytes, b.ns);
-    if (moved) fs_->publish();
+    fs_->publish();
   }
   if (moved) stats_->add(stats_->learn_moves);
 }
@@ -377,7 +400,7 @@ void FileLearner::flush(uint64_t ns, uint64_t pending_bytes) {
   {
     std::lock_guard<std::mutex> lock(fs_->mu);
     moved = fs_->model.charge_flush(written, pending_bytes, ns);
-    if (moved) fs_->publish();
+    fs_->publish();
   }
   stats_->add(stats_->learn_deferred);
   if (moved) stats_->add(stats_->learn_moves);
@@ -422,9 +445,14 @@ LearnedFs* Learner::filesystem(dev_t dev, int fd) {
   } catch (const std::bad_alloc&) {
     fs->key.clear();  // learned from, not persisted
   }
-  // Nothing known yet: the first run of each direction is taken at once.
+  // Nothing known yet: the first run of each direction and class is taken
+  // at once (a run of its requests, each less than twice its floor, but
+  // in the last class).
   if (!loaded)
-    for (auto& credit : fs->credit) credit.store(static_cast<int64_t>(s_.run_bytes) * 100, std::memory_order_relaxed);
+    for (auto& direction : fs->credit)
+      for (int c = 0; c < kSizeClasses; ++c)
+        direction[c].store(static_cast<int64_t>(std::max(s_.run_bytes, 2 * class_floor(c))) * 100,
+                           std::memory_order_relaxed);
   fs->model.dirty = false;
   fs->publish();
   fs_[m] = fs;

@@ -10,7 +10,9 @@
 //    uncached, reads direct (an uncached read leaves the kernel's readahead
 //    past its end in the cache); where RWF_DONTCACHE is missing the core
 //    sends uncached requests direct;
-//  - per size class (powers of two, 64 KiB .. 64 MiB and larger) and path,
+//  - per size class (powers of two, 64 KiB .. 4 MiB, and 8 MiB and larger:
+//    above it a request's fixed costs are a few percent of its transfer, so
+//    its cost per byte no longer depends on its size) and path,
 //    the wall time per byte: the mean of the first `damping` samples, then
 //    an exponential average.  A sample is a batch of consecutive measured
 //    calls on one path of one file, up to `run_bytes`.  A write also owes
@@ -31,10 +33,15 @@
 //    pass, so a call's own time misprices both paths.  Reads are measured
 //    under any number of streams;
 //  - exploration: each learned request earns `explore_percent` of its
-//    bytes as credit; a credit of `run_bytes` sends the next run of a
-//    stream (consecutive requests up to `run_bytes`, or one larger request)
-//    down another path, on every stream, reads of many streams included.
-//    A filesystem with nothing persisted starts with one run's credit.
+//    bytes as credit for its size class; a class's credit of `run_bytes`
+//    sends the next run of a stream starting in that class (consecutive
+//    requests up to `run_bytes`, or one larger request) down another path,
+//    on every stream, reads of many streams included.  Each class explores
+//    a share of its own bytes, so classes of many small calls do not spend
+//    what the classes holding the bytes earned.  A class whose path is
+//    settled (cheaper by the margin and the noise than every other path
+//    measured there) earns a quarter as much.  A filesystem with nothing
+//    persisted starts with one run's credit in every class.
 //    Writes earn no credit and do not explore while they overlap.
 //    The first request after a switch of path is not measured unless it
 //    is at least half of `run_bytes`;
@@ -66,7 +73,7 @@ namespace hybridio {
 
 struct Stats;
 
-constexpr int kSizeClasses = 11;  // 64K, 128K, ..., 32M, and 64M and larger
+constexpr int kSizeClasses = 8;  // 64K, 128K, ..., 4M, and 8M and larger
 constexpr uint64_t kSmallestClassBytes = 64 << 10;
 // The size class of a request of `len` bytes; -1 below 64 KiB (not learned).
 int size_class(uint64_t len);
@@ -120,6 +127,9 @@ class FsModel {
   // ns per byte of `path` in class c (a write's flush share included);
   // < 0 when not known.
   double cost(hio_op op, int c, hio_path path) const;
+  // The path class c takes is clearly cheaper than every other path with
+  // samples there, and each of those has `min_samples`.
+  bool settled(hio_op op, int c) const;
 
   const Estimate& estimate(hio_op op, int c, hio_path p) const { return est_[op][c][p]; }
   // Loading and seeding: estimates and sides set outright.
@@ -148,7 +158,7 @@ class FsModel {
 };
 
 // One filesystem: its model under a lock, its sides published for the
-// decision path, and the exploration credit of each direction.
+// decision path, and the exploration credit of each direction and class.
 struct LearnedFs {
   LearnedFs(const LearnSettings& s, const hio_policy_config& policy) : model(s, policy) {}
   dev_t dev = 0;
@@ -156,7 +166,8 @@ struct LearnedFs {
   std::mutex mu;
   FsModel model;  // under mu
   std::atomic<uint32_t> side[2] = {{0}, {0}};  // crossover + 1 (0: configured) | offcache << 8
-  std::atomic<int64_t> credit[2] = {{0}, {0}};  // bytes x 100 that may explore
+  std::atomic<uint32_t> settled[2] = {{0}, {0}};  // bit c: FsModel::settled(op, c)
+  std::atomic<int64_t> credit[2][kSizeClasses] = {};  // bytes x 100 that may explore
   std::atomic<uint64_t> write_events{0};          // learned write calls begun or ended
   std::atomic<bool> writes_overlap{false};        // the last one overlapped another
   void publish();  // under mu

@@ -188,6 +188,23 @@ TEST(Learner, StaysPutUnderNoise) {
   EXPECT_GT(h.explored(), 0u);
 }
 
+TEST(Learner, ASettledClassExploresAQuarterAsMuch) {
+  // Direct costs 0.2 ns/byte, buffered 0.5: once 4 MiB reads have gone
+  // direct and the comparison is clear, they explore 3/4 % of their bytes.
+  Harness h(1, false);
+  const CostFn device = latency_device(0.5, 0, 0.2);
+  h.run(HIO_OP_READ, 4 * M, 8 * G, device);
+  ASSERT_LE(h.threshold(HIO_OP_READ), 4 * M);
+  const uint64_t before = h.explored();
+  h.run(HIO_OP_READ, 4 * M, 32 * G, device);
+  EXPECT_LE(h.explored() - before, 32 * G * 3 / 400 + 16 * M);
+  EXPECT_GE(h.explored() - before, 32 * G * 3 / 400 - 16 * M);
+  // Where buffered and direct cost the same, nothing settles: about 3 %.
+  Harness even(1, false, 0.25);
+  even.run(HIO_OP_READ, 4 * M, 32 * G, latency_device(0.4, 0, 0.4));
+  EXPECT_GE(even.explored(), 32 * G * 25 / 1000);
+}
+
 TEST(Learner, RecoversWhenTheDeviceChangesSpeed) {
   Harness h(1, false);
   h.run(HIO_OP_READ, 4 * M, 8 * G, latency_device(0.5, 0, 0.2));
