@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "platform/make_dirs.h"
 #include "platform/private_mappings.h"
 
 namespace hybridio {
@@ -133,6 +134,7 @@ bool ReuseHistory::attach(const char* dir, ReuseHistory* out) {
   void* p = map_table(path, bytes);
   if (!p) {
     if (access(path, F_OK) == 0 || errno != ENOENT) return false;  // there but not ours or not whole
+    if (make_dirs(dir, 0700) != 0) return false;
     create_table(path, bytes);
     p = map_table(path, bytes);
   }

@@ -43,9 +43,9 @@
 // nothing about files that another user read.  Another user can at worst
 // deny the table (create the name first): no history, as when it is off.
 //
-// Failure anywhere (no directory, wrong size, no memory) = no history,
-// silently.  The descriptor is closed as soon as the table is mapped: the
-// program never sees it.  Thread-safe.
+// Failure anywhere (a directory that cannot be made, wrong size, no
+// memory) = no history, silently.  The descriptor is closed as soon as the
+// table is mapped: the program never sees it.  Thread-safe.
 #pragma once
 
 #include <sys/stat.h>
@@ -88,7 +88,8 @@ class ReuseHistory {
   // The table file's size: a header page and the entries.
   static uint64_t table_bytes();
 
-  // Maps the table in `dir` (created if missing) into `*out`, without
+  // Maps the table in `dir` (the directory, mode 0700, and the table
+  // created if missing) into `*out`, without
   // allocating; false on any failure.  The mapping lives until detach() or exit.
   static bool attach(const char* dir, ReuseHistory* out);
   // The same on the heap (tests); nullptr on any failure.

@@ -293,7 +293,25 @@ TEST_F(ReuseHistoryTest, RejectsATableThatIsNotOursOrNotWhole) {
   EXPECT_EQ(ReuseHistory::attach(dir_.c_str()), nullptr) << "a symbolic link";
   unlink(real_table);
   rmdir(real.c_str());
-  EXPECT_EQ(ReuseHistory::attach("/nonexistent/dir"), nullptr) << "no directory: no history";
+  // A missing directory is made (0700); one that cannot be: no history.
+  const std::string made = dir_ + "/made/below";
+  fresh = ReuseHistory::attach(made.c_str());
+  ASSERT_NE(fresh, nullptr) << "a missing directory";
+  ReuseHistory::detach(fresh);
+  struct stat st;
+  ASSERT_EQ(stat(made.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  char made_table[512];
+  ReuseHistory::table_path(made.c_str(), made_table, sizeof made_table);
+  unlink(made_table);
+  rmdir(made.c_str());
+  rmdir((dir_ + "/made").c_str());
+  const std::string plain = dir_ + "/plain";
+  const int plain_fd = open(plain.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(plain_fd, 0);
+  close(plain_fd);
+  EXPECT_EQ(ReuseHistory::attach((plain + "/below").c_str()), nullptr) << "no directory: no history";
+  unlink(plain.c_str());
   h_ = nullptr;
   unlink(path.c_str());
   h_ = ReuseHistory::attach(dir_.c_str());

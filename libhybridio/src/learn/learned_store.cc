@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "platform/byte_size.h"
+#include "platform/make_dirs.h"
 #include "platform/proc_files.h"
 #include "platform/stats_file.h"
 
@@ -22,16 +23,6 @@ namespace {
 
 constexpr const char* kSchema = "hybridio-learned/3";
 constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; at most this much is read
-
-// mkdir -p; 0 or -errno.
-int make_dirs(const std::string& dir) {
-  for (size_t at = 1; at <= dir.size(); ++at) {
-    if (at != dir.size() && dir[at] != '/') continue;
-    const std::string part = dir.substr(0, at);
-    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -173,7 +164,7 @@ bool load_learned(const std::string& dir, const std::string& key, FsModel* model
 
 int save_learned(const std::string& dir, const std::string& key, const FsModel& model) {
   try {
-    if (int err = make_dirs(dir)) return err;
+    if (int err = make_dirs(dir.c_str(), 0755)) return err;
     return write_file_atomically(dir + "/" + key, learned_text(key, model));
   } catch (const std::bad_alloc&) {
     return -ENOMEM;

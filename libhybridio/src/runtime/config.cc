@@ -125,7 +125,7 @@ constexpr Setting kSettings[] = {
     {"reuse_window", Kind::kInteger, CONFIG_FIELD(reuse_window), from_to(1, 7 * 86400),
      "seconds within which reading data again counts as re-use"},
     {"reuse_dir", Kind::kPath, CONFIG_FIELD(reuse_dir), none(),
-     "directory of the per-user re-use history table (default /dev/shm)"},
+     "directory of the per-user re-use history table, made if missing (default /dev/shm)"},
     {"stats", Kind::kPath, CONFIG_FIELD(stats_path), none(), "write JSON counters to this file at exit"},
     {"trace", Kind::kPath, CONFIG_FIELD(trace_path), none(), "write one line per decision to this file"},
     {"log", Kind::kLogLevel, CONFIG_FIELD(log_level), none(), "diagnostics on stderr"},
