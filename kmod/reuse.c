@@ -3,21 +3,21 @@
  * reuse.c - the re-use history: which extents of a file were read off the
  * page cache recently, kept in the hybridfs inode (struct hfs_reuse).
  *
- * It is the input of the policy's reuse rule, as libhybridio's shared
- * history is the library's (docs/policy.md): a hybrid read that the policy
- * sends off the cache (direct or uncached) is re-use when every extent it
- * finishes, or the one it touches when it finishes none, was read off the
- * cache within hfs_reuse_window seconds (hio_reuse_reread_mask()).  A read
- * off the cache marks only the extents whose last byte it reads
+ * It is the input of the policy's reuse rule, as libhybridio's shared history
+ * is the library's (docs/policy.md): a hybrid read that the policy sends off
+ * the cache (direct or uncached) is re-use when every extent it finishes, or
+ * the one it touches when it finishes none, was read off the cache within
+ * hfs_reuse_window seconds (hio_reuse_reread_mask()).  A read off the cache
+ * marks only the extents whose last byte it reads
  * (hio_reuse_finished_mask()), so a pass in small calls is not its own
- * re-read, and a read that leaves a file's trailer unread is a re-read of
- * the rest.  It is admitted when all the data the mount's histories hold fits the budget
- * (seven eighths of MemAvailable, the room for page cache), or else when
- * the extent is in the stable hash subset that does (hio_reuse_admits(),
- * budget / bytes read); the request is then
- * decided again with HIO_FILE_REUSE, and the policy sends it through the
- * cache.  Extents, hashing and the budget are policy.h's, shared with the
- * library.  A later read that finds an admitted range cached counts a hit.
+ * re-read, and a read that leaves a file's trailer unread is a re-read of the
+ * rest.  It is admitted when all the data the mount's histories hold fits the
+ * budget (seven eighths of MemAvailable, the room for page cache), or else
+ * when the extent is in the stable hash subset that does (hio_reuse_admits(),
+ * budget / bytes read); the request is then decided again with
+ * HIO_FILE_REUSE, and the policy sends it through the cache.  Extents, hashing
+ * and the budget are policy.h's, shared with the library.  A later read that
+ * finds an admitted range cached counts a hit.
  *
  * The history of an inode is reset when it is written or truncated through
  * hybridfs, when the lower file's size moved (changed below hybridfs), when

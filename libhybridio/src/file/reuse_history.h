@@ -15,19 +15,18 @@
 // with kProbe slots per key; a new key takes an empty slot or else the one
 // of its kProbe read longest ago (a flood of files evicts the oldest).
 //
-// Admission (reuse_admits()).  A read is re-use when every extent it
-// finishes, or the one it touches when it finishes none, was read off the
-// cache before, within the window (hio_reuse_reread_mask()).  A read off
-// the cache marks as read only the extents whose last byte it reads
-// (hio_reuse_finished_mask()), so a pass in calls smaller than an extent
-// is not its own re-read, and a read that leaves a file's trailer unread
-// is a re-read of the rest.  It is admitted when all the data read within the window fits the budget, or
-// else when a hash of (file, extent of its first byte) falls below
-// budget / bytes read: a stable subset - the same extents every epoch from
-// the first re-read on, and a smaller budget admits a subset of what a
-// larger one did - so the hit rate approaches budget / dataset without LRU
-// churn.  Data read once is never admitted, but counts in the bytes read
-// while it is within the window.
+// Admission (reuse_admits()).  A read is re-use when every extent it finishes,
+// or the one it touches when it finishes none, was read off the cache before,
+// within the window (hio_reuse_reread_mask()).  A read off the cache marks as
+// read only the extents whose last byte it reads (hio_reuse_finished_mask()),
+// so a pass in calls smaller than an extent is not its own re-read, and a
+// read that leaves a file's trailer unread is a re-read of the rest.  It is
+// admitted when all the data read within the window fits the budget, or else
+// when a hash of (file, extent of its first byte) falls below budget / bytes
+// read: a stable subset - the same extents every epoch from the first re-read
+// on, and a smaller budget admits a subset of what a larger one did - so the
+// hit rate approaches budget / dataset without LRU churn.  Data read once is
+// never admitted, but counts in the bytes read while it is within the window.
 //
 // Concurrency and crashes.  Fields are lone 64/32-bit atomics on the
 // MAP_SHARED mapping (forked children share it); no locks, and no
@@ -89,8 +88,8 @@ class ReuseHistory {
   static uint64_t table_bytes();
 
   // Maps the table in `dir` (the directory, mode 0700, and the table
-  // created if missing) into `*out`, without
-  // allocating; false on any failure.  The mapping lives until detach() or exit.
+  // created if missing) into `*out`, without allocating; false on any
+  // failure.  The mapping lives until detach() or exit.
   static bool attach(const char* dir, ReuseHistory* out);
   // The same on the heap (tests); nullptr on any failure.
   static ReuseHistory* attach(const char* dir);

@@ -81,6 +81,10 @@ int FsModel::start_class(hio_op op) const {
   return x;
 }
 
+int FsModel::crossover_class(hio_op op) const {
+  return crossover_[op] == kConfigured ? start_class(op) : crossover_[op];
+}
+
 double FsModel::cost(hio_op op, int c, hio_path path) const {
   const Estimate& e = est_[op][c][path];
   if (e.samples < s_.min_samples) return -1;
@@ -102,7 +106,7 @@ hio_path FsModel::offcache_at(hio_op op, int c) const {
 }
 
 bool FsModel::reconsider(hio_op op, int c) {
-  const int x = crossover_[op] == kConfigured ? start_class(op) : crossover_[op];
+  const int x = crossover_class(op);
   int to = x;
   if (c >= x && clearly_cheaper(op, c, HIO_PATH_BUFFERED, offcache_at(op, c))) {
     to = x + 1;  // unless a class between says the opposite
@@ -173,7 +177,7 @@ bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses],
 }
 
 bool FsModel::settled(hio_op op, int c) const {
-  const int x = crossover_[op] == kConfigured ? start_class(op) : crossover_[op];
+  const int x = crossover_class(op);
   const hio_path in_use = c >= x ? offcache_[op] : HIO_PATH_BUFFERED;
   bool compared = false;
   for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {

@@ -147,6 +147,9 @@ class FsModel {
   // The off-cache path of op as measured in c: the preferred one, else the other.
   hio_path offcache_at(hio_op op, int c) const;
   int start_class(hio_op op) const;
+  // The crossover's class: where it moved, else where the configured
+  // threshold puts it.
+  int crossover_class(hio_op op) const;
   bool reconsider(hio_op op, int c);
 
   LearnSettings s_;
