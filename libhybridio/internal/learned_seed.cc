@@ -18,8 +18,9 @@ namespace hybridio::internal {
 namespace {
 
 // Each calibrated point counts as a full damping window of samples with no
-// spread (the command compared medians); a write's flush is in its rate,
-// so its flush share is a measured zero.  Then the crossovers are placed
+// spread (the command compared medians).  A write's flush is in its rate:
+// a path without a measured flush gets a zero one, of one sample, that
+// the first real flush it owes outweighs.  Then the crossovers are placed
 // where those estimates say.
 void apply(FsModel& model, const std::vector<CalibrationPoint>& points) {
   for (const CalibrationPoint& p : points) {
@@ -38,8 +39,12 @@ void apply(FsModel& model, const std::vector<CalibrationPoint>& points) {
       Estimate e;
       e.samples = model.settings().damping;
       e.ns_per_byte = 1e9 / r.rate;
-      e.flushes = r.op == HIO_OP_WRITE && r.path == HIO_PATH_BUFFERED ? 1 : 0;
       model.set_estimate(r.op, c, r.path, e);
+      if (r.op == HIO_OP_WRITE && model.flush_estimate(r.path).samples == 0) {
+        Estimate zero;
+        zero.samples = 1;
+        model.set_flush_estimate(r.path, zero);
+      }
     }
   }
   model.settle(HIO_OP_READ);

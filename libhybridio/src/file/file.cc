@@ -215,29 +215,19 @@ int File::sync(bool data_only) {
   // the inode's size update: one fsync on any descriptor covers both paths.
   ctx_.stats().add(ctx_.stats().fsyncs);
   wb_.wait_all();
-  const uint64_t pending = pending_writeback_bytes();
   const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
   int rc = data_only ? sys().fdatasync(fd_) : sys().fsync(fd_);
   rc = rc == 0 ? 0 : -errno;
-  // The flush is what the writes through the cache still owed.
-  if (started && rc == 0) learn_.flush(monotonic_ns() - started, pending);
+  // The flush is what the writes since the last one still owed.
+  if (started && rc == 0) learn_.flush(monotonic_ns() - started);
   // A queued write that failed is reported here, once (as writeback errors are).
   int deferred = wb_.take_error();
   return deferred ? -deferred : rc;
 }
 
-void File::note_sync(uint64_t ns, uint64_t pending_bytes) {
+void File::note_sync(uint64_t ns) {
   ctx_.stats().add(ctx_.stats().fsyncs);
-  learn_.flush(ns, pending_bytes);
-}
-
-uint64_t File::pending_writeback_bytes() const {
-  if (!learn_.attached()) return kPendingUnknown;
-  const int saved = errno;
-  CacheState s;
-  const bool known = probe_cachestat(fd_, 0, 0, &s) && s.dirty_pages >= 0;  // length 0: to the end
-  errno = saved;
-  return known ? static_cast<uint64_t>(s.dirty_pages) * ctx_.policy().page_size : kPendingUnknown;
+  learn_.flush(ns);
 }
 
 int File::truncate(uint64_t length) {
@@ -265,7 +255,7 @@ int File::close() {
     const uint64_t started = learn_.attached() ? monotonic_ns() : 0;
     rc = sys().close(fd_);
     rc = rc == 0 || errno == EINTR ? 0 : -errno;  // Linux always releases the fd, even on EINTR
-    if (started) learn_.flush(monotonic_ns() - started, kPendingUnknown);  // what close flushed
+    if (started) learn_.flush(monotonic_ns() - started);  // what close flushed
   }
   fd_ = -1;
   return deferred ? -deferred : rc;

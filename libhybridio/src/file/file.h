@@ -92,14 +92,9 @@ class File final : public PrivateFdOwner {
   // executes does (a plan only looks at the stream).
   void finish_passthrough(const Plan& plan, uint64_t bytes);
   // The caller synced the file itself (the shim's fsync/fdatasync), which
-  // took `ns` with `pending_bytes` dirty or under writeback when it began
-  // (pending_writeback_bytes()): counted, and charged as sync() does to the
-  // writes since the last.
-  void note_sync(uint64_t ns, uint64_t pending_bytes);
-  // The file's dirty and under-writeback bytes (cachestat), for the
-  // learner's charge of a flush about to begin; kPendingUnknown when the
-  // file does not learn or cachestat is missing.  errno is kept.
-  uint64_t pending_writeback_bytes() const;
+  // took `ns`: counted, and charged as sync() does to the writes since the
+  // last.
+  void note_sync(uint64_t ns);
   // RWF_DONTCACHE was refused (EOPNOTSUPP) on this file: uncached requests
   // take the page cache from now on.
   bool dontcache_refused() const { return dontcache_refused_.load(std::memory_order_relaxed); }

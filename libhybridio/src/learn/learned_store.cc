@@ -21,7 +21,7 @@
 namespace hybridio {
 namespace {
 
-constexpr const char* kSchema = "hybridio-learned/3";
+constexpr const char* kSchema = "hybridio-learned/4";
 constexpr size_t kMaxFileBytes = 64 << 10;  // a learned file is ~3 KiB; at most this much is read
 
 }  // namespace
@@ -96,14 +96,20 @@ std::string learned_text(const std::string& key, const FsModel& model) {
         << (x == kConfigured ? std::string("configured") : x >= kSizeClasses ? std::string("none") : format_size(class_floor(x)))
         << ' ' << hio_path_name(model.offcache(op)) << '\n';
   }
-  out << "# op class path samples ns_per_byte variance flushes flush_ns_per_byte\n";
+  out << "# flush path samples ns_per_byte variance (a write's flush, per byte written)\n";
+  for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
+    const Estimate& e = model.flush_estimate(p);
+    if (e.samples)
+      out << "flush " << hio_path_name(p) << ' ' << e.samples << ' ' << e.ns_per_byte << ' ' << e.var << '\n';
+  }
+  out << "# op class path samples ns_per_byte variance (the calls)\n";
   for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE})
     for (int c = 0; c < kSizeClasses; ++c)
       for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
         const Estimate& e = model.estimate(op, c, p);
-        if (e.samples == 0 && e.flushes == 0) continue;
+        if (e.samples == 0) continue;
         out << kOps[op] << ' ' << format_size(class_floor(c)) << ' ' << hio_path_name(p) << ' ' << e.samples << ' '
-            << e.ns_per_byte << ' ' << e.var << ' ' << e.flushes << ' ' << e.flush_ns_per_byte << '\n';
+            << e.ns_per_byte << ' ' << e.var << '\n';
       }
   return out.str();
 }
@@ -140,12 +146,17 @@ bool parse_learned(const std::string& text, FsModel* model) {
       continue;
     }
     Estimate e;
+    if (first == "flush") {
+      if (!(words >> path >> e.samples >> e.ns_per_byte >> e.var) || !path_of(path, &p)) return false;
+      if (!(e.ns_per_byte >= 0) || !(e.var >= 0)) return false;  // negative, or NaN
+      model->set_flush_estimate(p, e);
+      continue;
+    }
     int c;
-    if (!op_of(first, &op) || !(words >> a >> path >> e.samples >> e.ns_per_byte >> e.var >> e.flushes >>
-                                 e.flush_ns_per_byte) ||
-        !class_of(a, &c) || !path_of(path, &p))
+    if (!op_of(first, &op) || !(words >> a >> path >> e.samples >> e.ns_per_byte >> e.var) || !class_of(a, &c) ||
+        !path_of(path, &p))
       return false;
-    if (!(e.ns_per_byte >= 0) || !(e.var >= 0) || !(e.flush_ns_per_byte >= 0)) return false;  // negative, or NaN
+    if (!(e.ns_per_byte >= 0) || !(e.var >= 0)) return false;  // negative, or NaN
     model->set_estimate(op, c, p, e);
   }
   return schema_seen;

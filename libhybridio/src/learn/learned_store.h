@@ -7,12 +7,11 @@
 // A file is named by the filesystem's stable key (statfs f_type and f_fsid)
 // and written through a temporary name and a rename.  Format:
 //
-//   schema hybridio-learned/3
+//   schema hybridio-learned/4
 //   fs ef53-1b2c3d4e5f607182
 //   side write 4M dontcache        (crossover: a size, "none" or "configured")
-//   write 4M direct 12 0.4501 0.0012 0 0
-//   (op, size class, path, samples, ns per byte, its variance, flushes
-//   charged, their ns per byte)
+//   flush dontcache 7 0.1902 0.0011   (path, flushes, ns per byte written, variance)
+//   write 4M direct 12 0.4501 0.0012  (op, size class, path, samples, ns per byte, variance)
 //
 // A file of another schema is ignored (the process starts from the
 // configuration).  Every function is safe from any thread and never

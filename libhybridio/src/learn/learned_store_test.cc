@@ -31,30 +31,33 @@ FsModel model() {
 
 FsModel some_state() {
   FsModel m = model();
-  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_BUFFERED, {12, 0.51, 0.001, 3, 0.75});
-  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DIRECT, {40, 0.4, 0.0004, 0, 0});
-  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, {5, 0.3333333, 0.002, 0, 0});
-  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001, 0, 0});
-  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001, 0, 0});
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_BUFFERED, {12, 0.51, 0.001});
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DIRECT, {40, 0.4, 0.0004});
+  m.set_estimate(HIO_OP_WRITE, size_class(4 * M), HIO_PATH_DONTCACHE, {5, 0.3333333, 0.002});
+  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_DIRECT, {9, 0.25, 0.0001});
+  m.set_estimate(HIO_OP_READ, size_class(64 * M), HIO_PATH_BUFFERED, {9, 0.5, 0.0001});
+  m.set_flush_estimate(HIO_PATH_BUFFERED, {3, 0.75, 0.01});
+  m.set_flush_estimate(HIO_PATH_DONTCACHE, {7, 0.125, 0});
   m.set_side(HIO_OP_WRITE, size_class(512 << 10), HIO_PATH_DONTCACHE);
   m.set_side(HIO_OP_READ, kSizeClasses, HIO_PATH_DIRECT);
   return m;
 }
 
+void expect_same_estimate(const Estimate& x, const Estimate& y) {
+  EXPECT_EQ(x.samples, y.samples);
+  EXPECT_NEAR(x.ns_per_byte, y.ns_per_byte, 1e-5 * x.ns_per_byte);
+  EXPECT_NEAR(x.var, y.var, 1e-5 * x.var);
+}
+
 void expect_same(const FsModel& a, const FsModel& b) {
+  for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE})
+    expect_same_estimate(a.flush_estimate(p), b.flush_estimate(p));
   for (hio_op op : {HIO_OP_READ, HIO_OP_WRITE}) {
     EXPECT_EQ(a.crossover(op), b.crossover(op)) << op;
     EXPECT_EQ(a.offcache(op), b.offcache(op)) << op;
     for (int c = 0; c < kSizeClasses; ++c)
-      for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE}) {
-        const Estimate& x = a.estimate(op, c, p);
-        const Estimate& y = b.estimate(op, c, p);
-        EXPECT_EQ(x.samples, y.samples);
-        EXPECT_EQ(x.flushes, y.flushes);
-        EXPECT_NEAR(x.ns_per_byte, y.ns_per_byte, 1e-5 * x.ns_per_byte);
-        EXPECT_NEAR(x.var, y.var, 1e-5 * x.var);
-        EXPECT_NEAR(x.flush_ns_per_byte, y.flush_ns_per_byte, 1e-5 * x.flush_ns_per_byte);
-      }
+      for (hio_path p : {HIO_PATH_BUFFERED, HIO_PATH_DIRECT, HIO_PATH_DONTCACHE})
+        expect_same_estimate(a.estimate(op, c, p), b.estimate(op, c, p));
   }
 }
 
@@ -81,15 +84,18 @@ TEST(LearnedStore, ForeignTextIsRefused) {
   EXPECT_FALSE(parse_learned("", &c));
   EXPECT_FALSE(parse_learned("{\"schema\": \"hybridio-stats/1\"}\n", &c));
   EXPECT_FALSE(parse_learned("schema hybridio-learned/1\nwrite 4M direct 1 0.5 0 0 0 0\n", &c)) << "the old model";
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nwrite 3M direct 1 0.5 0 0 0\n", &c)) << "not a class";
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nwrite 4M sideways 1 0.5 0 0 0\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nwrite 4M direct 1 nan 0 0 0\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nrandread 4M direct 1 0.5 0 0 0\n", &c));
-  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nside write 3M direct\n", &c));
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/3\n# a comment\nfs x\nread 64K direct 1 0.5 0 0 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/3\nwrite 4M direct 1 0.5 0 0 0\n", &c)) << "flushes per class";
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nwrite 3M direct 1 0.5 0\n", &c)) << "not a class";
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nwrite 4M sideways 1 0.5 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nwrite 4M direct 1 nan 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nrandread 4M direct 1 0.5 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nflush sideways 1 0.5 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nflush direct 1 -0.5 0\n", &c));
+  EXPECT_FALSE(parse_learned("schema hybridio-learned/4\nside write 3M direct\n", &c));
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/4\n# a comment\nfs x\nread 64K direct 1 0.5 0\n", &c));
   EXPECT_EQ(c.estimate(HIO_OP_READ, 0, HIO_PATH_DIRECT).samples, 1u);
   EXPECT_EQ(c.crossover(HIO_OP_READ), kConfigured);
-  EXPECT_TRUE(parse_learned("schema hybridio-learned/3\nside read 1M dontcache\nside write configured direct\n", &c));
+  EXPECT_TRUE(parse_learned("schema hybridio-learned/4\nside read 1M dontcache\nside write configured direct\n", &c));
   EXPECT_EQ(c.crossover(HIO_OP_READ), size_class(1 * M));
   EXPECT_EQ(c.offcache(HIO_OP_READ), HIO_PATH_DONTCACHE);
   EXPECT_EQ(c.crossover(HIO_OP_WRITE), kConfigured);

@@ -85,11 +85,21 @@ int FsModel::crossover_class(hio_op op) const {
   return crossover_[op] == kConfigured ? start_class(op) : crossover_[op];
 }
 
+double FsModel::flush_share(hio_path p) const {
+  if (flush_[p].samples) return flush_[p].ns_per_byte;
+  if (p != HIO_PATH_BUFFERED) return 0;
+  double dearest = -1;
+  for (const Estimate& f : flush_)
+    if (f.samples) dearest = std::max(dearest, f.ns_per_byte);
+  return dearest;
+}
+
 double FsModel::cost(hio_op op, int c, hio_path path) const {
   const Estimate& e = est_[op][c][path];
   if (e.samples < s_.min_samples) return -1;
-  if (op == HIO_OP_WRITE && path == HIO_PATH_BUFFERED && e.flushes == 0) return -1;  // what it owes is not known
-  return e.ns_per_byte + (op == HIO_OP_WRITE ? e.flush_ns_per_byte : 0);
+  if (op == HIO_OP_READ) return e.ns_per_byte;
+  const double flush = flush_share(path);
+  return flush < 0 ? -1 : e.ns_per_byte + flush;
 }
 
 bool FsModel::clearly_cheaper(hio_op op, int c, hio_path a, hio_path b) const {
@@ -139,40 +149,27 @@ bool FsModel::add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64
   return reconsider(op, c);
 }
 
-bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t pending_bytes,
-                           uint64_t ns) {
+bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t ns) {
   uint64_t total[HIO_PATH_COUNT] = {};
   for (int p = 0; p < HIO_PATH_COUNT; ++p)
     for (int c = 0; c < kSizeClasses; ++c) total[p] += written[p][c];
-  const uint64_t cached = total[HIO_PATH_BUFFERED] + total[HIO_PATH_DONTCACHE];
-  // What the flush made durable: the pending bytes of the cache, buffered
-  // ones first, then uncached; and every direct byte.
-  const uint64_t from_cache = pending_bytes == kPendingUnknown ? cached : std::min(pending_bytes, cached);
-  uint64_t back_of[HIO_PATH_COUNT];
-  back_of[HIO_PATH_BUFFERED] = std::min(total[HIO_PATH_BUFFERED], from_cache);
-  back_of[HIO_PATH_DONTCACHE] = from_cache - back_of[HIO_PATH_BUFFERED];
-  back_of[HIO_PATH_DIRECT] = total[HIO_PATH_DIRECT];
-  uint64_t back = from_cache + total[HIO_PATH_DIRECT];
-  if (back == 0) {  // all written back before the flush: spread over the cache's bytes
-    back_of[HIO_PATH_BUFFERED] = total[HIO_PATH_BUFFERED];
-    back_of[HIO_PATH_DONTCACHE] = total[HIO_PATH_DONTCACHE];
-    back = cached;
-  }
-  if (back == 0) return false;
-  bool moved = false;
-  for (int p = 0; p < HIO_PATH_COUNT; ++p) {
-    if (!total[p]) continue;
-    const double per_byte = static_cast<double>(ns) * static_cast<double>(back_of[p]) /
-                            static_cast<double>(back) / static_cast<double>(total[p]);
-    for (int c = 0; c < kSizeClasses; ++c) {
-      if (!written[p][c]) continue;
-      Estimate& e = est_[HIO_OP_WRITE][c][p];
-      ++e.flushes;
-      fold(&e.flush_ns_per_byte, nullptr, e.flushes, per_byte, s_.damping);
-      moved |= reconsider(HIO_OP_WRITE, c);
-    }
-  }
+  const int owner = static_cast<int>(std::max_element(total, total + HIO_PATH_COUNT) - total);
+  if (total[owner] == 0) return false;
+  double others = 0;  // what the other paths' bytes are known to owe
+  for (int p = 0; p < HIO_PATH_COUNT; ++p)
+    if (p != owner && total[p] && flush_share(static_cast<hio_path>(p)) > 0)
+      others += flush_share(static_cast<hio_path>(p)) * static_cast<double>(total[p]);
+  Estimate& f = flush_[owner];
+  ++f.samples;
+  fold(&f.ns_per_byte, &f.var, f.samples,
+       std::max(0.0, static_cast<double>(ns) - others) / static_cast<double>(total[owner]), s_.damping);
   dirty = true;
+  bool moved = false;
+  for (int c = 0; c < kSizeClasses; ++c) {
+    bool written_in_c = false;
+    for (int p = 0; p < HIO_PATH_COUNT; ++p) written_in_c |= written[p][c] != 0;
+    if (written_in_c) moved |= reconsider(HIO_OP_WRITE, c);
+  }
   return moved;
 }
 
@@ -392,7 +389,7 @@ void FileLearner::fold(hio_op op, const Batch& b) {
   if (moved) stats_->add(stats_->learn_moves);
 }
 
-void FileLearner::flush(uint64_t ns, uint64_t pending_bytes) {
+void FileLearner::flush(uint64_t ns) {
   if (!fs_) return;
   uint64_t written[HIO_PATH_COUNT][kSizeClasses];
   uint64_t total = 0;
@@ -403,7 +400,7 @@ void FileLearner::flush(uint64_t ns, uint64_t pending_bytes) {
   bool moved;
   {
     std::lock_guard<std::mutex> lock(fs_->mu);
-    moved = fs_->model.charge_flush(written, pending_bytes, ns);
+    moved = fs_->model.charge_flush(written, ns);
     fs_->publish();
   }
   stats_->add(stats_->learn_deferred);

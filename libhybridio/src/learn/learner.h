@@ -16,15 +16,17 @@
 //    the wall time per byte: the mean of the first `damping` samples, then
 //    an exponential average.  A sample is a batch of consecutive measured
 //    calls on one path of one file, up to `run_bytes`.  A write also owes
-//    its share of the next flush (fsync, fdatasync, close): the flush's
-//    time is spread over the bytes it made durable.  Those are the file's
-//    dirty and under-writeback bytes when it began (cachestat), counted
-//    against the buffered bytes written since the last flush first (they
-//    are still dirty), the rest against the uncached ones (writeback begun
-//    by the write, not yet done), and every direct byte written since the
-//    last flush (in the device's volatile cache until the flush).  When
-//    what was pending is not known, every byte written through the cache
-//    counts.  Until a flush is charged, buffered writes are not known;
+//    its share of the next flush (fsync, fdatasync, close), measured per
+//    path, not per class: the flush's time, less the share the other paths
+//    are known to owe for their bytes, is charged to the path that wrote
+//    most of the bytes since the last flush, per byte it wrote.  A flush
+//    writes back what the cache still holds and empties the device's
+//    volatile cache; what that costs depends on the path that filled both,
+//    and a few percent of explored bytes in another path's file cannot
+//    measure it.  Until a path has owed a flush, an off-cache path owes
+//    none (its writeback began in the call; the first file it writes
+//    corrects that) and buffered owes the dearest flush measured (with none
+//    measured, its cost is not known);
 //  - writes are measured only one file at a time: a write call during
 //    which a write to another file of the filesystem began or ended, or
 //    another thread wrote the same file, is not a sample, and neither is
@@ -91,16 +93,11 @@ struct LearnSettings {
 struct Estimate {
   uint32_t samples = 0;
   double ns_per_byte = 0, var = 0;  // wall time of the calls, and a sample's variance
-  uint32_t flushes = 0;             // writes: flushes charged ...
-  double flush_ns_per_byte = 0;     // ... and their time per byte written
 };
 
 // Crossover classes: requests of class >= crossover leave the cache;
 // kSizeClasses: none does.  kConfigured: the configured threshold decides.
 constexpr int kConfigured = -1;
-
-// A flush whose pending bytes were not measured.
-constexpr uint64_t kPendingUnknown = ~0ULL;
 
 class FsModel {
  public:
@@ -117,10 +114,8 @@ class FsModel {
   // the crossover or the off-cache path moved.
   bool add_sample(hio_op op, int c, hio_path path, uint64_t bytes, uint64_t ns);
   // A flush took `ns` after writes of written[p][c] bytes per path p and
-  // class c since the last one, with `pending_bytes` of the file dirty or
-  // under writeback when it began (kPendingUnknown: not known).  True when
-  // something moved.
-  bool charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t pending_bytes, uint64_t ns);
+  // class c since the last one.  True when something moved.
+  bool charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses], uint64_t ns);
   // The path a run starting in class c, whose side is `in_use`, explores:
   // the alternative with the fewest samples there, ties taking turns.
   hio_path explore_target(hio_op op, int c, hio_path in_use, bool dontcache_ok);
@@ -132,8 +127,11 @@ class FsModel {
   bool settled(hio_op op, int c) const;
 
   const Estimate& estimate(hio_op op, int c, hio_path p) const { return est_[op][c][p]; }
+  // A write's flush on `p`: flushes charged, ns per byte written.
+  const Estimate& flush_estimate(hio_path p) const { return flush_[p]; }
   // Loading and seeding: estimates and sides set outright.
   void set_estimate(hio_op op, int c, hio_path p, const Estimate& e) { est_[op][c][p] = e; }
+  void set_flush_estimate(hio_path p, const Estimate& e) { flush_[p] = e; }
   void set_side(hio_op op, int crossover, hio_path offcache);
   // Places the crossover of op where the estimates say, from the largest
   // class down (seeding from calibration).
@@ -147,6 +145,8 @@ class FsModel {
   // The off-cache path of op as measured in c: the preferred one, else the other.
   hio_path offcache_at(hio_op op, int c) const;
   int start_class(hio_op op) const;
+  // ns per byte written on p that its flush costs; < 0 when not known.
+  double flush_share(hio_path p) const;
   // The crossover's class: where it moved, else where the configured
   // threshold puts it.
   int crossover_class(hio_op op) const;
@@ -157,6 +157,7 @@ class FsModel {
   int crossover_[2] = {kConfigured, kConfigured};
   hio_path offcache_[2] = {HIO_PATH_DIRECT, HIO_PATH_DONTCACHE};  // [read], [write]
   Estimate est_[2][kSizeClasses][HIO_PATH_COUNT];
+  Estimate flush_[HIO_PATH_COUNT];
   uint8_t turn_[2][kSizeClasses] = {};
 };
 
@@ -199,9 +200,8 @@ class FileLearner {
   // (req, d) moved `done` bytes in `ns`; `timed`: its time is its own (not
   // queued behind the call).
   void observe(const hio_request& req, const hio_decision& d, uint64_t done, uint64_t ns, bool timed);
-  // A flush (sync or close) took `ns`; `pending_bytes`: the file's dirty
-  // and under-writeback bytes when it began, or kPendingUnknown.
-  void flush(uint64_t ns, uint64_t pending_bytes);
+  // A flush (sync or close) took `ns`.
+  void flush(uint64_t ns);
   // "4M,buffered=1.95GB/s,direct=2.51GB/s,dontcache=-" for the trace.
   std::string estimate_note(const hio_request& req) const;
 

@@ -431,25 +431,17 @@ void on_mapped(int fd) {
 int timed_sync(int fd, bool data_only) {
   int (*call)(int) = data_only ? real().fdatasync : real().fsync;
   if (passthrough()) return call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
-  // Only a descriptor already tracked: classifying one here would cost a
-  // program that syncs files the shim never accelerated.
-  uint64_t pending = kPendingUnknown;
-  {
-    Guard guard;
-    if (guard.entered() && !in_vfork_child() && fd_table().state(fd) == SlotState::kTracked) {
-      TrackedRef t = fd_table().acquire(fd);
-      if (t && still_valid(fd, *t.operator->())) pending = t->file->pending_writeback_bytes();
-    }
-  }
   const uint64_t started = monotonic_ns();
   const int r = call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
   if (r != 0) return r;
+  // Only a descriptor already tracked: classifying one here would cost a
+  // program that syncs files the shim never accelerated.
   Guard guard;
   if (!guard.entered() || in_vfork_child() || fd_table().state(fd) != SlotState::kTracked) return r;
   const uint64_t ns = monotonic_ns() - started;
   const int saved = errno;
   TrackedRef t = fd_table().acquire(fd);
-  if (t && still_valid(fd, *t.operator->())) t->file->note_sync(ns, pending);
+  if (t && still_valid(fd, *t.operator->())) t->file->note_sync(ns);
   errno = saved;
   return r;
 }

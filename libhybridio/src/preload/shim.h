@@ -96,8 +96,8 @@ void on_mapped(int fd);
 // The program's fsync (fdatasync), as libc makes it, timed: no lock held
 // and no signal blocked, a cancellation point as before.  What a
 // successful one took on a tracked file is charged to the writes the shim
-// sent through the cache since the last (learned thresholds,
-// File::note_sync); errno is the call's.
+// made since the last (learned thresholds, File::note_sync); errno is the
+// call's.
 int timed_sync(int fd, bool data_only);
 
 // The process is leaving through _exit/_Exit (fork children of fio, for
