@@ -87,7 +87,6 @@ int FsModel::crossover_class(hio_op op) const {
 
 double FsModel::flush_share(hio_path p) const {
   if (flush_[p].samples) return flush_[p].ns_per_byte;
-  if (p != HIO_PATH_BUFFERED) return 0;
   double dearest = -1;
   for (const Estimate& f : flush_)
     if (f.samples) dearest = std::max(dearest, f.ns_per_byte);

@@ -23,10 +23,10 @@
 //    writes back what the cache still holds and empties the device's
 //    volatile cache; what that costs depends on the path that filled both,
 //    and a few percent of explored bytes in another path's file cannot
-//    measure it.  Until a path has owed a flush, an off-cache path owes
-//    none (its writeback began in the call; the first file it writes
-//    corrects that) and buffered owes the dearest flush measured (with none
-//    measured, its cost is not known);
+//    measure it.  A path that has never owed a flush owes the dearest
+//    flush measured: it takes over only where its calls are cheaper by
+//    more than that, and then measures its own.  With no flush measured,
+//    no write cost is known;
 //  - writes are measured only one file at a time: a write call during
 //    which a write to another file of the filesystem began or ended, or
 //    another thread wrote the same file, is not a sample, and neither is

@@ -114,6 +114,13 @@ class Harness {
     fs_.model.set_side(op, crossover, offcache);
     fs_.publish();
   }
+  // A flush cost per byte of `p` that an earlier workload measured.
+  void set_flush(hio_path p, double ns_per_byte) {
+    Estimate e;
+    e.samples = 10;
+    e.ns_per_byte = ns_per_byte;
+    fs_.model.set_flush_estimate(p, e);
+  }
   uint64_t moves() const { return stats_.learn_moves.load(); }
   uint64_t explored() const {
     return stats_.learn_explored_buffered.load() + stats_.learn_explored_direct.load() +
@@ -282,20 +289,13 @@ TEST(Learner, AFlushIsChargedToThePathThatWroteMostOfIt) {
   m.charge_flush(buffered, static_cast<uint64_t>(1008 * M * 0.6 + 16 * M * 0.2));
   EXPECT_NEAR(m.flush_estimate(HIO_PATH_BUFFERED).ns_per_byte, 0.6, 1e-6);
   EXPECT_NEAR(m.flush_estimate(HIO_PATH_DONTCACHE).ns_per_byte, 0.2, 1e-6);
-  // Until a path owes a flush, an off-cache one owes none, and buffered
-  // the dearest measured ...
-  FsModel direct(LearnSettings(), policy);
-  direct.charge_flush(uncached, static_cast<uint64_t>(1008 * M * 0.2));
-  for (int i = 0; i < 3; ++i) {
-    direct.add_sample(HIO_OP_WRITE, 6, HIO_PATH_DIRECT, 16 * M, static_cast<uint64_t>(16 * M * 0.3));
-    direct.add_sample(HIO_OP_WRITE, 6, HIO_PATH_BUFFERED, 16 * M, static_cast<uint64_t>(16 * M * 0.1));
-  }
-  EXPECT_NEAR(direct.cost(HIO_OP_WRITE, 6, HIO_PATH_DIRECT), 0.3, 1e-6);
-  EXPECT_NEAR(direct.cost(HIO_OP_WRITE, 6, HIO_PATH_BUFFERED), 0.1 + 0.2, 1e-6);
-  // ... and with none measured, buffered's cost is not known.
+  // A path that has owed no flush is priced at the dearest one measured.
+  for (int i = 0; i < 3; ++i) m.add_sample(HIO_OP_WRITE, 6, HIO_PATH_DIRECT, 16 * M, static_cast<uint64_t>(16 * M * 0.3));
+  EXPECT_NEAR(m.cost(HIO_OP_WRITE, 6, HIO_PATH_DIRECT), 0.3 + 0.6, 1e-6);
+  // With no flush measured, no write cost is known.
   FsModel fresh(LearnSettings(), policy);
-  for (int i = 0; i < 3; ++i) fresh.add_sample(HIO_OP_WRITE, 6, HIO_PATH_BUFFERED, 16 * M, 16 * M);
-  EXPECT_LT(fresh.cost(HIO_OP_WRITE, 6, HIO_PATH_BUFFERED), 0);
+  for (int i = 0; i < 3; ++i) fresh.add_sample(HIO_OP_WRITE, 6, HIO_PATH_DIRECT, 16 * M, 16 * M);
+  EXPECT_LT(fresh.cost(HIO_OP_WRITE, 6, HIO_PATH_DIRECT), 0);
 }
 
 TEST(Learner, DirectWritesOweTheFlushThatEmptiesTheDevicesCache) {
@@ -309,10 +309,12 @@ TEST(Learner, DirectWritesOweTheFlushThatEmptiesTheDevicesCache) {
   h.direct_flush_ns_per_byte = 0.8;
   h.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.5);
   EXPECT_EQ(h.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE) << "direct's calls are cheaper, its flushes are not";
-  // Where an earlier workload left direct, the flushes bring it back.
+  // Where an earlier workload left direct, after uncached files had
+  // measured their flush, direct's own flushes bring it back.
   Harness back(1);
   back.direct_flush_ns_per_byte = 0.8;
   back.set_side(HIO_OP_WRITE, kConfigured, HIO_PATH_DIRECT);
+  back.set_flush(HIO_PATH_DONTCACHE, 0.05);
   back.run(HIO_OP_WRITE, 4 * M, 16 * G, device, 256 * M, 1.5);
   EXPECT_EQ(back.offcache(HIO_OP_WRITE), HIO_PATH_DONTCACHE);
   EXPECT_GT(back.then_took(HIO_PATH_DONTCACHE, HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.5), 240u) << "of 256";
