@@ -301,10 +301,9 @@ const hio_policy_config& FileLearner::steer(const hio_policy_config& base, hio_r
   scratch->write_threshold = scratch->read_threshold = scratch->stream_threshold = t;
   req.file_flags = (req.file_flags & ~kLearnFlags) | HIO_FILE_EXPLORE;
   if (target == HIO_PATH_DONTCACHE) req.file_flags |= HIO_FILE_PREFER_DONTCACHE;
-  if (op == HIO_OP_READ && target == HIO_PATH_DIRECT) {
-    // Readahead of the stream may have cached the range: a direct read goes
-    // to the device all the same.  An uncached read of cached pages is a
-    // cache hit, so it is probed as any read is.
+  if (op == HIO_OP_READ && target != HIO_PATH_BUFFERED) {
+    // Readahead of the stream may have cached the range: the explored read
+    // goes to the device as a cold read of its path would.
     req.cached_pages = 0;
     *probed = true;
   }

@@ -195,8 +195,8 @@ class FileLearner {
   // The configuration `req` is decided with: `base`, or *scratch holding
   // the measured threshold; sets the request's learner flags.  With
   // `may_explore`, the request may start or continue a run down another
-  // path; an explored direct read leaves the cache unprobed (*probed set),
-  // as it goes to the device whatever is cached.
+  // path; an explored read leaves the cache unprobed (*probed set), as a
+  // cold read of that path would.
   const hio_policy_config& steer(const hio_policy_config& base, hio_request& req, bool may_explore,
                                  hio_policy_config* scratch, bool* probed);
   // (req, d) moved `done` bytes in `ns`; `timed`: its time is its own (not

@@ -381,44 +381,6 @@ TEST(Learner, TheOffCachePathMovesToDirectWhereItIsCheaper) {
   EXPECT_GT(h.then_took(HIO_PATH_DIRECT, HIO_OP_WRITE, 4 * M, 1 * G, device, 256 * M, 1.0), 240u) << "of 256";
 }
 
-TEST(Learner, AnExploredUncachedReadIsProbedAndAnExploredDirectOneIsNot) {
-  hio_policy_config policy;
-  hio_policy_config_defaults(&policy);
-  LearnedFs fs(LearnSettings(), policy);
-  fs.publish();
-  Stats stats;
-  FileLearner file;
-  file.attach(&fs, -1, &stats);
-  const int c = size_class(1 * M);
-  fs.credit[HIO_OP_READ][c] = 1LL << 40;
-  // 1 MiB reads of a buffered stream whose readahead cached their range;
-  // the alternatives take turns: direct, then (a new run) uncached.
-  auto explore = [&](uint64_t offset, bool* probed) {
-    hio_request req{};
-    req.op = HIO_OP_READ;
-    req.offset = offset;
-    req.length = 1 * M;
-    req.file_size = 8 * G;
-    req.seq_run = 4;
-    req.cached_pages = 256;
-    req.file_flags = HIO_FILE_DONTCACHE_OK;
-    hio_policy_config scratch;
-    *probed = false;
-    file.steer(policy, req, true, &scratch, probed);
-    EXPECT_TRUE(req.file_flags & HIO_FILE_EXPLORE);
-    return req;
-  };
-  bool probed;
-  hio_request direct = explore(0, &probed);
-  EXPECT_FALSE(direct.file_flags & HIO_FILE_PREFER_DONTCACHE);
-  EXPECT_EQ(direct.cached_pages, 0u) << "a direct read goes to the device whatever is cached";
-  EXPECT_TRUE(probed);
-  hio_request uncached = explore(4 * G, &probed);
-  EXPECT_TRUE(uncached.file_flags & HIO_FILE_PREFER_DONTCACHE);
-  EXPECT_EQ(uncached.cached_pages, 256u) << "an uncached read of cached pages is a cache hit";
-  EXPECT_FALSE(probed);
-}
-
 TEST(Learner, CalibrationSeedsTheCrossover) {
   hio_policy_config policy;
   hio_policy_config_defaults(&policy);
