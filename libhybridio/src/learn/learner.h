@@ -44,9 +44,7 @@
 //    settled (cheaper by the margin and the noise than every other path
 //    measured there) earns a quarter as much.  A filesystem with nothing
 //    persisted starts with one run's credit in every class.
-//    Writes earn no credit and do not explore while they overlap.  An
-//    explored uncached read is probed for cached pages as any read is: an
-//    uncached read of cached pages is a cache hit, not a sample.
+//    Writes earn no credit and do not explore while they overlap.
 //    The first request after a switch of path is not measured unless it
 //    is at least half of `run_bytes`;
 //  - moves: after each sample of class c, the crossover moves one octave
