@@ -19,9 +19,9 @@ namespace {
 
 // Each calibrated point counts as a full damping window of samples with no
 // spread (the command compared medians).  A write's flush is in its rate:
-// a path without a measured flush gets a zero one, of one sample, that
-// the first real flush it owes outweighs.  Then the crossovers are placed
-// where those estimates say.
+// a path without a measured flush gets a flush share of zero, counted as
+// one sample of the average its real flushes then join.  Then the
+// crossovers are placed where those estimates say.
 void apply(FsModel& model, const std::vector<CalibrationPoint>& points) {
   for (const CalibrationPoint& p : points) {
     const int c = size_class(p.request_size);

@@ -155,9 +155,11 @@ bool FsModel::charge_flush(const uint64_t written[HIO_PATH_COUNT][kSizeClasses],
   const int owner = static_cast<int>(std::max_element(total, total + HIO_PATH_COUNT) - total);
   if (total[owner] == 0) return false;
   double others = 0;  // what the other paths' bytes are known to owe
-  for (int p = 0; p < HIO_PATH_COUNT; ++p)
-    if (p != owner && total[p] && flush_share(static_cast<hio_path>(p)) > 0)
-      others += flush_share(static_cast<hio_path>(p)) * static_cast<double>(total[p]);
+  for (int p = 0; p < HIO_PATH_COUNT; ++p) {
+    if (p == owner || !total[p]) continue;
+    const double share = flush_share(static_cast<hio_path>(p));
+    if (share > 0) others += share * static_cast<double>(total[p]);
+  }
   Estimate& f = flush_[owner];
   ++f.samples;
   fold(&f.ns_per_byte, &f.var, f.samples,
