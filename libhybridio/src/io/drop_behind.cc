@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -24,6 +26,10 @@
 
 namespace hybridio {
 namespace {
+
+// Whether a worker was ever started in the process (or its parent): until
+// then a close has no write to wait for.
+std::atomic<bool> g_started{false};
 
 // Writes whose requests may be in flight together: each holds a fixed-file
 // slot of the ring until its close has completed.
@@ -41,9 +47,12 @@ uint64_t tag(unsigned slot, Stage stage) { return (static_cast<uint64_t>(slot) <
 
 struct Write {
   int fd = -1;
+  dev_t dev = 0;  // the file's
+  ino_t ino = 0;
   uint64_t offset = 0;
   uint64_t len = 0;
   Stats* stats = nullptr;  // the DropBehind's counters
+  uint64_t seq = 0;        // the how-manieth handed over (hand_over() sets it)
 };
 
 // The process's drop-behind writes, and the worker thread that owns the
@@ -74,11 +83,38 @@ class Worker {
   bool hand_over(const Write& w) {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_ || !running_) return false;
-    queue_[(head_ + queued_) % kQueue] = w;
+    Write& queued = queue_[(head_ + queued_) % kQueue];
+    queued = w;
+    queued.seq = ++handed_;
     ++queued_;
     backlog_ += w.len;
     work_.notify_one();
     return true;
+  }
+
+  // Waits until no write through a descriptor in [first, last] is still to
+  // be opened by the worker (queued, or its open not yet completed).
+  void wait_opened(unsigned first, unsigned last) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (running_ && !failed_ && unopened(first, last)) room_.wait(lock);
+  }
+
+  // Waits until every write to file (dev, ino) handed over so far is
+  // dropped (not those handed over meanwhile: other threads may go on
+  // writing).
+  void wait_dropped(dev_t dev, ino_t ino) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t last = handed_;
+    auto pending = [&] {
+      for (unsigned i = 0; i < queued_; ++i) {
+        const Write& w = queue_[(head_ + i) % kQueue];
+        if (w.seq <= last && w.dev == dev && w.ino == ino) return true;
+      }
+      for (const Slot& slot : slots_)
+        if (slot.busy && slot.seq <= last && slot.dev == dev && slot.ino == ino) return true;
+      return false;
+    };
+    while (running_ && !failed_ && pending()) room_.wait(lock);
   }
 
   void drain() {
@@ -122,6 +158,11 @@ class Worker {
  private:
   struct Slot {
     bool busy = false;
+    bool opened = false;  // its open has completed (whatever it returned)
+    int fd = -1;          // the program's descriptor it opens
+    dev_t dev = 0;        // and its file
+    ino_t ino = 0;
+    uint64_t seq = 0;     // its write's Write::seq
     uint64_t bytes = 0;
     Stats* stats = nullptr;
     char path[32] = {};  // the open's path, alive until it is submitted
@@ -132,6 +173,11 @@ class Worker {
   bool start(std::unique_lock<std::mutex>& lock) {
     if (failed_) return false;
     if (!running_) {
+      static std::once_flag at_exit;
+      std::call_once(at_exit, [] {
+        atexit(drain_at_exit);
+        g_started.store(true, std::memory_order_release);
+      });
       running_ = true;
       if (int rc = thread_.start("hybridio-drop", &Worker::main, this); rc != 0) {
         HIO_INFO("drop-behind writes unavailable (no thread: %s); uncached writes use RWF_DONTCACHE", strerror(rc));
@@ -144,7 +190,18 @@ class Worker {
     return !failed_;
   }
 
+  // Under mu_.
+  bool unopened(unsigned first, unsigned last) const {
+    auto in = [&](int fd) { return static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last; };
+    for (unsigned i = 0; i < queued_; ++i)
+      if (in(queue_[(head_ + i) % kQueue].fd)) return true;
+    for (const Slot& slot : slots_)
+      if (slot.busy && !slot.opened && in(slot.fd)) return true;
+    return false;
+  }
+
   static void main(void* self) { static_cast<Worker*>(self)->run(); }
+  static void drain_at_exit();
 
   void run() {
     const bool ok = open_ring();
@@ -207,6 +264,10 @@ class Worker {
     slot.busy = true;
     slot.bytes = w.len;
     slot.stats = w.stats;
+    slot.fd = w.fd;
+    slot.dev = w.dev;
+    slot.ino = w.ino;
+    slot.seq = w.seq;
     ++busy_;
     snprintf(slot.path, sizeof slot.path, "/proc/self/fd/%d", w.fd);
     io_uring_sqe* open = io_uring_get_sqe(&ring_);
@@ -240,6 +301,8 @@ class Worker {
     io_uring_cqe* cqe;
     unsigned head, seen = 0, closed = 0;
     uint64_t done = 0;
+    if (io_uring_cq_ready(&ring_) == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
     io_uring_for_each_cqe(&ring_, head, cqe) {
       ++seen;
       const uint64_t data = io_uring_cqe_get_data64(cqe);
@@ -250,6 +313,7 @@ class Worker {
           // Not to be opened again (its permissions changed, say): its
           // pages stay cached, as a plain buffered write leaves them.
           if (cqe->res < 0) slots_[s].stats->add(slots_[s].stats->drop_behind_refused);
+          slots_[s].opened = true;
           break;
         case kClose:
           done += slots_[s].bytes;
@@ -262,13 +326,10 @@ class Worker {
           break;  // a failed writeback is the program's fsync's to report
       }
     }
-    if (!seen) return;
     io_uring_cq_advance(&ring_, seen);
-    if (!closed) return;
-    std::lock_guard<std::mutex> lock(mu_);
     busy_ -= closed;
     backlog_ -= done;
-    room_.notify_all();
+    room_.notify_all();  // writers waiting for room, closes for opens
   }
 
   // The ring refused work: what is in flight stays with the kernel, which
@@ -290,9 +351,10 @@ class Worker {
   Write queue_[kQueue];
   unsigned head_ = 0, queued_ = 0;
   uint64_t backlog_ = 0;  // bytes handed over and not yet dropped
+  uint64_t handed_ = 0;   // writes handed over
   bool running_ = false, ready_ = false, failed_ = false, stopping_ = false;
   LibraryThread thread_;  // the worker (library_thread.h)
-  // The worker's own (busy_ changes under mu_).
+  // The worker's ring; the slots and busy_ change under mu_.
   io_uring ring_{};
   bool ring_ok_ = false;
   Slot slots_[kSlots];
@@ -300,6 +362,10 @@ class Worker {
 };
 
 Worker& worker() { return process_instance<Worker>(); }
+
+// exit() ends the ring, and with it the requests still linked behind a
+// running one: the last writes' pages would stay cached.
+void Worker::drain_at_exit() { worker().drain(); }
 
 }  // namespace
 
@@ -319,6 +385,8 @@ bool DropBehind::begin(int fd, uint64_t len) {
     return false;
   }
   fd_ = fd;
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
   return true;
 }
 
@@ -326,7 +394,7 @@ void DropBehind::finish(uint64_t offset, uint64_t done) {
   if (fd_ < 0) return;
   const int fd = fd_;
   fd_ = -1;
-  if (done == 0 || !worker().hand_over(Write{fd, offset, done, &stats_})) {
+  if (done == 0 || !worker().hand_over(Write{fd, dev_, ino_, offset, done, &stats_})) {
     twin_closed(false);
     return;
   }
@@ -335,6 +403,16 @@ void DropBehind::finish(uint64_t offset, uint64_t done) {
 }
 
 DropBehind::~DropBehind() { finish(0, 0); }
+
+void drop_behind_before_close(unsigned first, unsigned last) {
+  if (g_started.load(std::memory_order_acquire)) worker().wait_opened(first, last);
+}
+
+void drop_behind_before_sync(int fd) {
+  if (!g_started.load(std::memory_order_acquire)) return;
+  struct stat st;
+  if (sys().fstat(fd, &st) == 0) worker().wait_dropped(st.st_dev, st.st_ino);
+}
 
 void drop_behind_drain() { worker().drain(); }
 

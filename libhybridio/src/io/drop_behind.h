@@ -27,8 +27,10 @@
 // whoever started the writeback.  The requests run on an open file of the
 // library's own, opened through /proc/self/fd/N into a fixed-file slot (no
 // descriptor number, as the O_DIRECT twins; it resolves the number when it
-// runs, so a number closed and reused meanwhile gets the range of its new
-// file written back and dropped early, and nothing more), so
+// runs, and the shim's close of the number first waits for the opens of
+// the writes through it (drop_behind_before_close()); a number closed
+// without the shim seeing it and reused meanwhile gets the range of its
+// new file written back and dropped early, and nothing more), so
 // the writeback error that sync_file_range's wait consumes is that file's:
 // the program's own file still reports it at its fsync.  (The kernel's
 // legacy AS_EIO/AS_ENOSPC flags are cleared by that wait, as by any fsync;
@@ -37,8 +39,11 @@
 //
 // Memory: the bytes written this way and not yet dropped are bounded per
 // process (drop_behind_limit, 1 GiB); a write beyond it first waits for
-// earlier ones, as RWF_DONTCACHE would have waited.  A forked child starts
-// a worker of its own when it first needs one.
+// earlier ones, as RWF_DONTCACHE would have waited.  exit() waits for
+// every write handed over to be dropped (an atexit handler; the shim's
+// _exit() does the same), so that a program's last writes leave the cache
+// as its earlier ones did.  A forked child starts a worker of its own when
+// it first needs one.
 //
 // Where the kernel has no such ring (before 5.19) or no thread can be
 // made, begin() says no and the caller writes with RWF_DONTCACHE.  A file
@@ -78,13 +83,28 @@ class DropBehind {
   const uint64_t limit_;
   Stats& stats_;
   int fd_ = -1;  // the write's descriptor between begin() and finish()
+  dev_t dev_ = 0;  // and its file
+  ino_t ino_ = 0;
 };
 
 // Whether writes of `len` bytes are large enough to drop behind: `min`
 // is the drop_behind setting (0: off); begin() says whether it can run.
 bool drop_behind_wanted(uint64_t len, uint64_t min);
 
-// Waits until every drop-behind write handed over is dropped (tests).
+// The program is about to close descriptors [first, last]: waits until
+// the worker has opened the file of every write handed over through one
+// of them.  Its open resolves the number when it runs, so a write whose
+// open ran after the close would keep its pages cached.
+void drop_behind_before_close(unsigned first, unsigned last);
+
+// The program is about to fsync (fdatasync) descriptor `fd`: waits until
+// every write to its file handed over is dropped.  A writeback the fsync
+// starts while a write's sync_file_range runs can leave that request
+// returning before the range is written, and the fadvise after it finding
+// the pages locked or under writeback: they would stay cached.
+void drop_behind_before_sync(int fd);
+
+// Waits until every drop-behind write handed over is dropped.
 void drop_behind_drain();
 // drop_behind_drain(), then ends the worker thread and closes its ring:
 // from then on begin() says no in this process (uncached writes take

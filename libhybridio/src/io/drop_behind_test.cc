@@ -1,7 +1,8 @@
 // drop_behind_test.cc - drop-behind writes: the bytes, the pages leaving
 // the cache behind the call, the backlog bound (the suite runs this binary
-// with HYBRIDIO_DROP_BEHIND_LIMIT=16M), a fork in the middle, and the
-// writeback error that the program's own fsync must still report.
+// with HYBRIDIO_DROP_BEHIND_LIMIT=16M), a fork in the middle, an exit right
+// after the writes, and the writeback error that the program's own fsync
+// must still report.
 #include "io/drop_behind.h"
 
 #include <fcntl.h>
@@ -146,6 +147,35 @@ TEST_F(DropBehindTest, AForkedChildWritesOnItsOwnWhileTheParentsAreInFlight) {
   drop_behind_drain();
   std::vector<char> back(2 * len);
   ASSERT_EQ(pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+  EXPECT_TRUE(back == data);
+  close(fd);
+}
+
+TEST_F(DropBehindTest, AProcessThatExitsRightAfterItsWritesLeavesNoneCached) {
+  const size_t len = 64 * M;
+  const std::vector<char> data = random_bytes(len, 4);
+  const std::string path = dir_.file("exiting");
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool all_dropped = true;
+    for (uint64_t off = 0; off < len; off += 16 * M) {
+      bool dropped = false;
+      if (drop_behind_write(fd, data.data() + off, 16 * M, off, &dropped) != static_cast<ssize_t>(16 * M)) exit(2);
+      all_dropped = all_dropped && dropped;
+    }
+    exit(all_dropped ? 0 : 1);  // with the last writes still in flight
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  const int64_t left = cached_pages(fd, len);
+  ASSERT_GE(left, 0);
+  EXPECT_LT(left, static_cast<int64_t>(len / 4096 / 20)) << "the pages of the writes before exit() stayed cached";
+  std::vector<char> back(len);
+  ASSERT_EQ(pread(fd, back.data(), len, 0), static_cast<ssize_t>(len));
   EXPECT_TRUE(back == data);
   close(fd);
 }

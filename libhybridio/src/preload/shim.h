@@ -94,14 +94,16 @@ void on_close_range(unsigned first, unsigned last);
 void on_replaced(int fd);  // dup2/dup3 target, F_SETFL
 void on_mapped(int fd);
 // The program's fsync (fdatasync), as libc makes it, timed: no lock held
-// and no signal blocked, a cancellation point as before.  What a
+// and no signal blocked, a cancellation point as before.  It first waits
+// for the drop-behind writes to the file (drop_behind_before_sync).  What a
 // successful one took on a tracked file is charged to the writes the shim
 // made since the last (learned thresholds, File::note_sync); errno is the
 // call's.
 int timed_sync(int fd, bool data_only);
 
 // The process is leaving through _exit/_Exit (fork children of fio, for
-// one): write the stats file that exit() would have written.
+// one): do what exit() would have done, drop its last drop-behind writes'
+// pages (drop_behind.h) and write the stats file.
 void before_exit();
 
 }  // namespace hybridio::preload
