@@ -95,26 +95,21 @@ class Worker {
   // Waits until no write through a descriptor in [first, last] is still to
   // be opened by the worker (queued, or its open not yet completed).
   void wait_opened(unsigned first, unsigned last) {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (running_ && !failed_ && unopened(first, last)) room_.wait(lock);
+    wait_while([&](const Write& w, bool opened) {
+      return !opened && static_cast<unsigned>(w.fd) >= first && static_cast<unsigned>(w.fd) <= last;
+    });
   }
 
   // Waits until every write to file (dev, ino) handed over so far is
   // dropped (not those handed over meanwhile: other threads may go on
   // writing).
   void wait_dropped(dev_t dev, ino_t ino) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const uint64_t last = handed_;
-    auto pending = [&] {
-      for (unsigned i = 0; i < queued_; ++i) {
-        const Write& w = queue_[(head_ + i) % kQueue];
-        if (w.seq <= last && w.dev == dev && w.ino == ino) return true;
-      }
-      for (const Slot& slot : slots_)
-        if (slot.busy && slot.seq <= last && slot.dev == dev && slot.ino == ino) return true;
-      return false;
-    };
-    while (running_ && !failed_ && pending()) room_.wait(lock);
+    uint64_t last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last = handed_;
+    }
+    wait_while([&](const Write& w, bool) { return w.seq <= last && w.dev == dev && w.ino == ino; });
   }
 
   void drain() {
@@ -159,12 +154,7 @@ class Worker {
   struct Slot {
     bool busy = false;
     bool opened = false;  // its open has completed (whatever it returned)
-    int fd = -1;          // the program's descriptor it opens
-    dev_t dev = 0;        // and its file
-    ino_t ino = 0;
-    uint64_t seq = 0;     // its write's Write::seq
-    uint64_t bytes = 0;
-    Stats* stats = nullptr;
+    Write write;
     char path[32] = {};  // the open's path, alive until it is submitted
   };
 
@@ -190,14 +180,19 @@ class Worker {
     return !failed_;
   }
 
-  // Under mu_.
-  bool unopened(unsigned first, unsigned last) const {
-    auto in = [&](int fd) { return static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last; };
-    for (unsigned i = 0; i < queued_; ++i)
-      if (in(queue_[(head_ + i) % kQueue].fd)) return true;
-    for (const Slot& slot : slots_)
-      if (slot.busy && !slot.opened && in(slot.fd)) return true;
-    return false;
+  // Waits while `pending(write, opened)` holds for a write queued or in
+  // flight.
+  template <class Pending>
+  void wait_while(Pending pending) {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto any = [&] {
+      for (unsigned i = 0; i < queued_; ++i)
+        if (pending(queue_[(head_ + i) % kQueue], false)) return true;
+      for (const Slot& slot : slots_)
+        if (slot.busy && pending(slot.write, slot.opened)) return true;
+      return false;
+    };
+    while (running_ && !failed_ && any()) room_.wait(lock);
   }
 
   static void main(void* self) { static_cast<Worker*>(self)->run(); }
@@ -262,12 +257,7 @@ class Worker {
     while (slots_[s].busy) ++s;
     Slot& slot = slots_[s];
     slot.busy = true;
-    slot.bytes = w.len;
-    slot.stats = w.stats;
-    slot.fd = w.fd;
-    slot.dev = w.dev;
-    slot.ino = w.ino;
-    slot.seq = w.seq;
+    slot.write = w;
     ++busy_;
     snprintf(slot.path, sizeof slot.path, "/proc/self/fd/%d", w.fd);
     io_uring_sqe* open = io_uring_get_sqe(&ring_);
@@ -312,11 +302,11 @@ class Worker {
         case kOpen:
           // Not to be opened again (its permissions changed, say): its
           // pages stay cached, as a plain buffered write leaves them.
-          if (cqe->res < 0) slots_[s].stats->add(slots_[s].stats->drop_behind_refused);
+          if (cqe->res < 0) slots_[s].write.stats->add(slots_[s].write.stats->drop_behind_refused);
           slots_[s].opened = true;
           break;
         case kClose:
-          done += slots_[s].bytes;
+          done += slots_[s].write.len;
           slots_[s] = Slot{};
           ++closed;
           twin_closed(false);
