@@ -58,20 +58,33 @@ hio_stats stats() {
 
 int64_t cached_pages(int fd, uint64_t len) { return probe_cache(fd, 0, len).cached_pages; }
 
+// The file of `fd` holds `data`, and its pages were written back and
+// dropped: a few may be back (a racing readahead of nothing, a folio still
+// locked), not the file.  Reads the file, so last.
+void expect_dropped(int fd, const std::vector<char>& data) {
+  const int64_t left = cached_pages(fd, data.size());
+  ASSERT_GE(left, 0);
+  EXPECT_LT(left, static_cast<int64_t>(data.size() / 4096 / 20)) << "pages of drop-behind writes stayed cached";
+  std::vector<char> back(data.size());
+  ASSERT_EQ(pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+  EXPECT_TRUE(back == data);
+}
+
 class DropBehindTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(dir_.ok());
     hio_stats_reset();
   }
+  // A new empty file in the test's directory, open for reading and writing.
+  int create(const char* name) { return open(dir_.file(name).c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644); }
   testing::TempDir dir_;
 };
 
 TEST_F(DropBehindTest, BytesAreExactAndThePagesLeaveTheCache) {
   const size_t len = 64 * M;
   const std::vector<char> data = random_bytes(len, 1);
-  const std::string path = dir_.file("dropped");
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  const int fd = create("dropped");
   ASSERT_GE(fd, 0);
   for (uint64_t off = 0; off < len; off += 16 * M) {
     bool dropped = false;
@@ -83,18 +96,11 @@ TEST_F(DropBehindTest, BytesAreExactAndThePagesLeaveTheCache) {
   EXPECT_EQ(s.drop_behind_writes, 4u);
   EXPECT_EQ(s.drop_behind_bytes, len);
   EXPECT_EQ(s.drop_behind_refused, 0u);
-  // Written back and dropped: a few pages may be back (a racing readahead
-  // of nothing, a folio still locked), not the file.
-  const int64_t left = cached_pages(fd, len);
-  ASSERT_GE(left, 0);
-  EXPECT_LT(left, static_cast<int64_t>(len / 4096 / 20)) << "pages of a drop-behind write stayed cached";
-  std::vector<char> back(len);
-  ASSERT_EQ(pread(fd, back.data(), len, 0), static_cast<ssize_t>(len));
-  EXPECT_TRUE(back == data);
+  expect_dropped(fd, data);
   close(fd);
 
   // The same writes without drop-behind stay in the cache: the check above can fail.
-  const int plain = open(dir_.file("plain").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  const int plain = create("plain");
   ASSERT_GE(plain, 0);
   ASSERT_EQ(pwrite(plain, data.data(), len, 0), static_cast<ssize_t>(len));
   ASSERT_EQ(fsync(plain), 0);
@@ -107,7 +113,7 @@ TEST_F(DropBehindTest, WritesBeyondTheLimitWaitForEarlierOnes) {
   ASSERT_TRUE(limit && std::string(limit) == "16M") << "ctest runs this binary with HYBRIDIO_DROP_BEHIND_LIMIT=16M";
   const size_t len = 16 * M, count = 16;
   const std::vector<char> data = random_bytes(len * count, 2);
-  const int fd = open(dir_.file("bounded").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  const int fd = create("bounded");
   ASSERT_GE(fd, 0);
   for (size_t i = 0; i < count; ++i) {
     bool dropped = false;
@@ -128,7 +134,7 @@ TEST_F(DropBehindTest, WritesBeyondTheLimitWaitForEarlierOnes) {
 TEST_F(DropBehindTest, AForkedChildWritesOnItsOwnWhileTheParentsAreInFlight) {
   const size_t len = 32 * M;
   const std::vector<char> data = random_bytes(2 * len, 3);
-  const int fd = open(dir_.file("forked").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  const int fd = create("forked");
   ASSERT_GE(fd, 0);
   bool dropped = false;
   ASSERT_EQ(drop_behind_write(fd, data.data(), len, 0, &dropped), static_cast<ssize_t>(len));
@@ -154,8 +160,7 @@ TEST_F(DropBehindTest, AForkedChildWritesOnItsOwnWhileTheParentsAreInFlight) {
 TEST_F(DropBehindTest, AProcessThatExitsRightAfterItsWritesLeavesNoneCached) {
   const size_t len = 64 * M;
   const std::vector<char> data = random_bytes(len, 4);
-  const std::string path = dir_.file("exiting");
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  const int fd = create("exiting");
   ASSERT_GE(fd, 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -171,12 +176,7 @@ TEST_F(DropBehindTest, AProcessThatExitsRightAfterItsWritesLeavesNoneCached) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  const int64_t left = cached_pages(fd, len);
-  ASSERT_GE(left, 0);
-  EXPECT_LT(left, static_cast<int64_t>(len / 4096 / 20)) << "the pages of the writes before exit() stayed cached";
-  std::vector<char> back(len);
-  ASSERT_EQ(pread(fd, back.data(), len, 0), static_cast<ssize_t>(len));
-  EXPECT_TRUE(back == data);
+  expect_dropped(fd, data);
   close(fd);
 }
 
