@@ -28,7 +28,7 @@ namespace hybridio {
 namespace {
 
 // Whether a worker was ever started in the process (or its parent): until
-// then a close has no write to wait for.
+// then there is no write to wait for.
 std::atomic<bool> g_started{false};
 
 // Writes whose requests may be in flight together: each holds a fixed-file
@@ -404,7 +404,9 @@ void drop_behind_before_sync(int fd) {
   if (sys().fstat(fd, &st) == 0) worker().wait_dropped(st.st_dev, st.st_ino);
 }
 
-void drop_behind_drain() { worker().drain(); }
+void drop_behind_drain() {
+  if (g_started.load(std::memory_order_acquire)) worker().drain();
+}
 
 void drop_behind_stop() { worker().stop(); }
 

@@ -395,14 +395,15 @@ void on_opened(int fd) {
 
 namespace {
 
-// Descriptors [first, last] are about to close: the drop-behind writes
-// through them are opened by the worker first (drop_behind.h).  Not from a
-// signal handler that interrupted the shim, which may hold the worker's lock.
-void before_close(unsigned first, unsigned last) {
+// Runs `wait` (a wait for drop-behind writes, drop_behind.h) with errno
+// kept; not from a signal handler that interrupted the shim, which may
+// hold the worker's lock.
+template <class Wait>
+void wait_for_drop_behind(Wait wait) {
   Guard guard;
   if (!guard.entered()) return;
   const int saved = errno;
-  drop_behind_before_close(first, last);
+  wait();
   errno = saved;
 }
 
@@ -410,14 +411,17 @@ void before_close(unsigned first, unsigned last) {
 
 void on_close(int fd) {
   if (passthrough() || in_vfork_child()) return;
-  if (fd >= 0) before_close(static_cast<unsigned>(fd), static_cast<unsigned>(fd));
+  if (fd >= 0) {
+    const unsigned n = static_cast<unsigned>(fd);
+    wait_for_drop_behind([n] { drop_behind_before_close(n, n); });
+  }
   if (PrivateFdOwner* owner = private_fd_owner(fd)) owner->forget_direct_fd(fd);
   fd_table().reset(fd);
 }
 
 void on_close_range(unsigned first, unsigned last) {
   if (passthrough() || in_vfork_child()) return;
-  before_close(first, last);
+  wait_for_drop_behind([=] { drop_behind_before_close(first, last); });
   forget_private_fds(first, last);
   unsigned top = std::min<unsigned>(last, FdTable::kMaxFd - 1);
   for (unsigned fd = first; fd <= top; ++fd) fd_table().reset(static_cast<int>(fd));
@@ -450,14 +454,7 @@ int timed_sync(int fd, bool data_only) {
   if (passthrough()) return call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
   // The call's time, as the program sees it, includes the wait.
   const uint64_t started = monotonic_ns();
-  {
-    Guard guard;  // not from a signal handler that interrupted the shim
-    if (guard.entered() && !in_vfork_child()) {
-      const int saved = errno;
-      drop_behind_before_sync(fd);
-      errno = saved;
-    }
-  }
+  if (!in_vfork_child()) wait_for_drop_behind([fd] { drop_behind_before_sync(fd); });
   const int r = call ? call(fd) : static_cast<int>(syscall(data_only ? SYS_fdatasync : SYS_fsync, fd));
   if (r != 0) return r;
   // Only a descriptor already tracked: classifying one here would cost a
@@ -474,10 +471,9 @@ int timed_sync(int fd, bool data_only) {
 
 void before_exit() {
   Guard guard;
-  if (guard.entered() && !passthrough() && !in_vfork_child() && g_candidate[0].load() != UINT64_MAX) {
-    drop_behind_drain();
-    Runtime::get().write_exit_stats();
-  }
+  if (!guard.entered() || passthrough() || in_vfork_child()) return;
+  drop_behind_drain();
+  if (g_candidate[0].load() != UINT64_MAX) Runtime::get().write_exit_stats();
 }
 
 }  // namespace hybridio::preload
